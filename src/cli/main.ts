@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+import { ConfigError } from "../config.js";
+import { UsageError } from "./args.js";
+import { keysCommand, keysUsage } from "./keys.js";
+import { serveCommand, serveUsage } from "./serve.js";
+
+const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
+  serve: { run: serveCommand, usage: serveUsage },
+  keys: { run: keysCommand, usage: keysUsage },
+};
+
+function usage(): string {
+  return ["usage: flywheel <command> [options]", "", ...Object.values(commands).map((command) => command.usage), ""].join("\n\n");
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    console.log(usage());
+    return;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command '${name}'\n\n${usage()}`);
+  await command.run(args);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    console.error(`flywheel: ${error.message}`);
+    process.exit(2);
+  }
+  console.error(`flywheel: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,40 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { bundledModelsDir, ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("defaults to 127.0.0.1:8000 with SQLite in ./data", () => {
+    const config = loadConfig({}, {});
+    expect(config.port).toBe(8000);
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.dataDir).toBe(path.resolve("./data"));
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.modelDirs).toEqual([path.resolve("./data/models"), bundledModelsDir]);
+    expect(config.traceBasePath).toBe("/trace");
+  });
+
+  it("prefers flags over the environment", () => {
+    const env = { FLYWHEEL_PORT: "9000", FLYWHEEL_HOST: "0.0.0.0", FLYWHEEL_DATA_DIR: "/tmp/env-dir" };
+    expect(loadConfig({}, env)).toMatchObject({ port: 9000, host: "0.0.0.0", dataDir: "/tmp/env-dir" });
+    expect(loadConfig({ port: "9100", host: "::1", "data-dir": "/tmp/flag-dir" }, env)).toMatchObject({ port: 9100, host: "::1", dataDir: "/tmp/flag-dir" });
+  });
+
+  it("reads DATABASE_URL, FLYWHEEL_API_KEY and FLYWHEEL_MODELS", () => {
+    const config = loadConfig({ "data-dir": "/d" }, { DATABASE_URL: "postgres://u@h/db", FLYWHEEL_API_KEY: "k".repeat(20), FLYWHEEL_MODELS: "/m1,/m2" });
+    expect(config.databaseUrl).toBe("postgres://u@h/db");
+    expect(config.apiKey).toBe("k".repeat(20));
+    expect(config.modelDirs).toEqual(["/d/models", "/m1", "/m2", bundledModelsDir]);
+  });
+
+  it.each([
+    [{ port: "eighty" }, {}, /--port/],
+    [{ port: "70000" }, {}, /between 0 and 65535/],
+    [{}, { DATABASE_URL: "mysql://x" }, /DATABASE_URL/],
+    [{}, { FLYWHEEL_API_KEY: "short" }, /at least 16/],
+    [{}, { FLYWHEEL_BODY_LIMIT_MB: "0" }, /FLYWHEEL_BODY_LIMIT_MB/],
+    [{}, { FLYWHEEL_TRACE_BASE_PATH: "/" }, /FLYWHEEL_TRACE_BASE_PATH/],
+  ])("rejects invalid settings %#", (flags, env, message) => {
+    expect(() => loadConfig(flags, env)).toThrow(ConfigError);
+    expect(() => loadConfig(flags, env)).toThrow(message);
+  });
+});

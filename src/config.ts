@@ -1,0 +1,91 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Everything the service reads from flags and the environment, parsed once and validated. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Unset → SQLite file `flywheel.db` inside `dataDir`. */
+  databaseUrl: string | undefined;
+  /** `FLYWHEEL_API_KEY`: a key guaranteed to exist for entity `default`. */
+  apiKey: string | undefined;
+  /** Directories scanned for served base models, in priority order. */
+  modelDirs: string[];
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+  /** URL prefix of the Weave-compatible trace API. */
+  traceBasePath: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** The repository root (one level above `src/` or `dist/`). */
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Models shipped with the project, always served. */
+export const bundledModelsDir = path.join(projectRoot, "models");
+
+export interface ConfigFlags {
+  port?: string;
+  host?: string;
+  "data-dir"?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Config {
+  const port = parseInteger(flags.port ?? env.FLYWHEEL_PORT ?? "8000", "--port / FLYWHEEL_PORT", 0, 65535);
+  const host = nonEmpty(flags.host ?? env.FLYWHEEL_HOST ?? "127.0.0.1", "--host / FLYWHEEL_HOST");
+  const dataDir = path.resolve(nonEmpty(flags["data-dir"] ?? env.FLYWHEEL_DATA_DIR ?? "./data", "--data-dir / FLYWHEEL_DATA_DIR"));
+
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for SQLite)");
+  }
+
+  const apiKey = env.FLYWHEEL_API_KEY?.trim() || undefined;
+  if (apiKey !== undefined && apiKey.length < 16) {
+    throw new ConfigError("FLYWHEEL_API_KEY must be at least 16 characters");
+  }
+
+  const extraModelDirs = (env.FLYWHEEL_MODELS ?? "")
+    .split(/[,:]/)
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => path.resolve(entry));
+
+  const bodyLimitMb = parseInteger(env.FLYWHEEL_BODY_LIMIT_MB ?? "64", "FLYWHEEL_BODY_LIMIT_MB", 1, 4096);
+
+  let traceBasePath = env.FLYWHEEL_TRACE_BASE_PATH ?? "/trace";
+  if (!traceBasePath.startsWith("/")) traceBasePath = `/${traceBasePath}`;
+  traceBasePath = traceBasePath.replace(/\/+$/, "");
+  if (traceBasePath === "" || traceBasePath === "/v1") {
+    throw new ConfigError("FLYWHEEL_TRACE_BASE_PATH must be a path prefix such as /trace, not / or /v1");
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    apiKey,
+    modelDirs: [path.join(dataDir, "models"), ...extraModelDirs, bundledModelsDir],
+    bodyLimitBytes: bodyLimitMb * 1024 * 1024,
+    traceBasePath,
+    logLevel: env.FLYWHEEL_LOG_LEVEL ?? "info",
+  };
+}
+
+function parseInteger(raw: string, name: string, min: number, max: number): number {
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got '${raw}'`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function nonEmpty(raw: string, name: string): string {
+  if (raw.trim() === "") throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Config } from "../config.js";
+import type { ModelCatalog } from "../engine/catalog.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { Store } from "../store/db.js";
+import { requireApiKey } from "./auth.js";
+import { chatRoutes } from "./chat/index.js";
+import { type ErrorStyle, installErrorHandler } from "./errors.js";
+import { installMethodNotAllowed } from "./method-not-allowed.js";
+import { RequestLogController } from "./request-log.js";
+import { RouteCatalog } from "./routes.js";
+import { serviceRoutes } from "./service/routes.js";
+import { trainingRoutes } from "./training/index.js";
+
+/** What the HTTP layer needs from the layers below it. */
+export interface AppServices {
+  config: Config;
+  store: Store;
+  blobs: BlobStore;
+  catalog: ModelCatalog;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    services: AppServices;
+  }
+}
+
+export interface BuildAppOptions {
+  /** pino options, or false for no logs (tests). */
+  logger?: FastifyServerOptions["logger"];
+}
+
+export async function buildApp(services: AppServices, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    logController: new RequestLogController(),
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.decorate("services", services);
+  app.decorate("routeCatalog", new RouteCatalog());
+  // Only JSON is accepted by default; surfaces that take other media types add parsers in their scope.
+  app.removeContentTypeParser("text/plain");
+
+  const styleForUrl = (url: string): ErrorStyle => (url.startsWith(config.traceBasePath) ? "trace" : url.startsWith("/v1/chat") ? "openai" : "detail");
+  installErrorHandler(app, styleForUrl);
+  installMethodNotAllowed(app, styleForUrl);
+
+  await app.register(serviceRoutes);
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRequest", requireApiKey(services.store, "detail", ["bearer"]));
+      await v1.register(trainingRoutes);
+      await v1.register(chatRoutes);
+    },
+    { prefix: "/v1" },
+  );
+  return app;
+}

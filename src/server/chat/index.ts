@@ -1,0 +1,7 @@
+import type { FastifyInstance } from "fastify";
+import { modelListRoute } from "./models-route.js";
+
+/** The OpenAI-compatible surface under /v1. */
+export async function chatRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(modelListRoute);
+}

@@ -1,0 +1,35 @@
+import os from "node:os";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { flywheelVersion } from "../../version.js";
+import { buildOpenApiDocument, defineRoute } from "../routes.js";
+
+const HealthRes = z.object({ status: z.literal("ok") });
+const VersionRes = z.object({ version: z.string() });
+
+/** Unauthenticated service routes: health, version, server info and the OpenAPI document. */
+export async function serviceRoutes(app: FastifyInstance): Promise<void> {
+  for (const url of ["/health", "/v1/health"]) {
+    defineRoute(app, { method: "GET", url, summary: "Liveness check", tags: ["service"], response: HealthRes }, async () => ({ status: "ok" }));
+  }
+
+  defineRoute(app, { method: "GET", url: "/version", summary: "Service version", tags: ["service"], response: VersionRes }, async () => ({ version: flywheelVersion }));
+
+  defineRoute(app, { method: "GET", url: "/server_info", summary: "What this server runs on", tags: ["service"] }, async () => {
+    const { store, catalog, config } = app.services;
+    return {
+      name: "flywheel",
+      version: flywheelVersion,
+      database: store.dialect,
+      base_models: catalog.list().map((entry) => entry.id),
+      trace_base_path: config.traceBasePath,
+      node: process.version,
+      platform: `${os.platform()}-${os.arch()}`,
+      cpus: os.cpus().length,
+    };
+  });
+
+  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () =>
+    buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }),
+  );
+}

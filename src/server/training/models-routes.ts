@@ -1,0 +1,103 @@
+import type { FastifyInstance } from "fastify";
+import { deleteCheckpointSteps, pageCheckpoints } from "../../store/checkpoints.js";
+import { createModel, deleteModel, getModel, type ModelRow } from "../../store/models.js";
+import { principalOf } from "../auth.js";
+import { ApiError, conflict, notFound } from "../errors.js";
+import { defineRoute } from "../routes.js";
+import { RequestValidationError } from "../validation.js";
+import {
+  CheckpointDeleteReq,
+  CheckpointDeleteRes,
+  CheckpointItem,
+  CheckpointListQuery,
+  cursorPageOf,
+  ModelCreateReq,
+  ModelDeleteRes,
+  ModelIdParams,
+  ModelRes,
+} from "./schemas.js";
+
+const tags = ["training"];
+
+/** The trainable-model registry and its checkpoints (`spec/training.md` §2.1, 2.2, 2.4, 2.5). */
+export async function modelRoutes(app: FastifyInstance): Promise<void> {
+  const { store, catalog } = app.services;
+
+  /** The caller's model or a 404; another entity's id is indistinguishable from an unknown one. */
+  const ownModel = async (entity: string, id: string): Promise<ModelRow> => {
+    const model = await getModel(store.db, entity, id);
+    if (!model) throw notFound(`Model '${id}' not found`);
+    return model;
+  };
+
+  defineRoute(
+    app,
+    { method: "POST", url: "/preview/models", summary: "Register a trainable model", tags, body: ModelCreateReq, response: ModelRes, security: "bearer" },
+    async ({ body }, request, reply) => {
+      const { entity } = principalOf(request);
+      if (body.entity && body.entity !== entity) {
+        throw new ApiError(403, `This API key belongs to entity '${entity}' and cannot create models for entity '${body.entity}'`);
+      }
+      if (!catalog.get(body.base_model)) {
+        const served = catalog.list().map((entry) => entry.id);
+        throw RequestValidationError.single(
+          ["body", "base_model"],
+          `Base model '${body.base_model}' is not served here; served base models: ${served.length > 0 ? served.join(", ") : "(none)"}`,
+        );
+      }
+      const result = await createModel(store.db, { entity, project: body.project, name: body.name, base_model: body.base_model });
+      if (!result.created && !body.return_existing) {
+        throw conflict(`Model '${body.name}' already exists in project '${body.project}'; pass return_existing: true to reuse it`);
+      }
+      reply.code(200);
+      return result.model;
+    },
+  );
+
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/preview/models/:model_id", summary: "Delete a model and all its checkpoints", tags, params: ModelIdParams, response: ModelDeleteRes, security: "bearer" },
+    async ({ params }, request) => {
+      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const { deletedCheckpoints } = await deleteModel(store.db, model.id);
+      return { model_id: model.id, deleted_checkpoints: deletedCheckpoints, deleted_run: true };
+    },
+  );
+
+  defineRoute(
+    app,
+    {
+      method: "GET",
+      url: "/preview/models/:model_id/checkpoints",
+      summary: "List a model's checkpoints (cursor page ordered by step)",
+      tags,
+      params: ModelIdParams,
+      query: CheckpointListQuery,
+      response: cursorPageOf(CheckpointItem),
+      security: "bearer",
+    },
+    async ({ params, query }, request) => {
+      const model = await ownModel(principalOf(request).entity, params.model_id);
+      return pageCheckpoints(store.db, model.id, query);
+    },
+  );
+
+  defineRoute(
+    app,
+    {
+      method: "DELETE",
+      url: "/preview/models/:model_id/checkpoints",
+      summary: "Delete checkpoints by step",
+      tags,
+      params: ModelIdParams,
+      body: CheckpointDeleteReq,
+      response: CheckpointDeleteRes,
+      security: "bearer",
+    },
+    async ({ params, body }, request) => {
+      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const { deletedCount, notFoundSteps } = await deleteCheckpointSteps(store.db, model.id, body.steps);
+      return { deleted_count: deletedCount, not_found_steps: notFoundSteps };
+    },
+  );
+}

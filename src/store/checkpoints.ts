@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { CursorNotFoundError } from "./errors.js";
+import { decodeJson, encodeJson } from "./json.js";
+import { type CursorPage, toCursorPage } from "./pagination.js";
+import type { CheckpointsTable, Database } from "./schema.js";
+import { nowIso } from "./time.js";
+
+export interface Checkpoint {
+  id: string;
+  step: number;
+  metrics: Record<string, number>;
+}
+
+export interface CheckpointPageQuery {
+  after?: string;
+  limit: number;
+  order: "asc" | "desc";
+}
+
+function toCheckpoint(row: Pick<CheckpointsTable, "id" | "step" | "metrics">): Checkpoint {
+  return { id: row.id, step: row.step, metrics: decodeJson<Record<string, number>>(row.metrics) };
+}
+
+/** One page of a model's checkpoints ordered by step; `after` must name one of them. */
+export async function pageCheckpoints(db: Kysely<Database>, modelId: string, query: CheckpointPageQuery): Promise<CursorPage<Checkpoint>> {
+  let select = db.selectFrom("checkpoints").select(["id", "step", "metrics"]).where("model_id", "=", modelId);
+  if (query.after !== undefined) {
+    const cursor = await db.selectFrom("checkpoints").select("step").where("model_id", "=", modelId).where("id", "=", query.after).executeTakeFirst();
+    if (!cursor) throw new CursorNotFoundError(query.after);
+    select = select.where("step", query.order === "asc" ? ">" : "<", cursor.step);
+  }
+  const rows = await select.orderBy("step", query.order).limit(query.limit + 1).execute();
+  return toCursorPage(rows.map(toCheckpoint), query.limit);
+}
+
+export async function latestCheckpoint(db: Kysely<Database>, modelId: string): Promise<CheckpointsTable | undefined> {
+  return db.selectFrom("checkpoints").selectAll().where("model_id", "=", modelId).orderBy("step", "desc").limit(1).executeTakeFirst();
+}
+
+export async function getCheckpointByStep(db: Kysely<Database>, modelId: string, step: number): Promise<CheckpointsTable | undefined> {
+  return db.selectFrom("checkpoints").selectAll().where("model_id", "=", modelId).where("step", "=", step).executeTakeFirst();
+}
+
+export interface NewCheckpoint {
+  modelId: string;
+  step: number;
+  files: Record<string, string> | null;
+  metrics?: Record<string, number>;
+}
+
+export async function insertCheckpoint(db: Kysely<Database>, input: NewCheckpoint): Promise<Checkpoint> {
+  const row: CheckpointsTable = {
+    id: randomUUID(),
+    model_id: input.modelId,
+    step: input.step,
+    metrics: encodeJson(input.metrics ?? {}),
+    files: input.files ? encodeJson(input.files) : null,
+    created_at: nowIso(),
+  };
+  await db.insertInto("checkpoints").values(row).execute();
+  return toCheckpoint(row);
+}
+
+/** Deletes the given steps; reports the steps that had no checkpoint, in request order. */
+export async function deleteCheckpointSteps(db: Kysely<Database>, modelId: string, steps: number[]): Promise<{ deletedCount: number; notFoundSteps: number[] }> {
+  const unique = [...new Set(steps)];
+  if (unique.length === 0) return { deletedCount: 0, notFoundSteps: [] };
+  return db.transaction().execute(async (trx) => {
+    const present = await trx.selectFrom("checkpoints").select("step").where("model_id", "=", modelId).where("step", "in", unique).execute();
+    const presentSteps = new Set(present.map((row) => row.step));
+    if (presentSteps.size > 0) {
+      await trx.deleteFrom("checkpoints").where("model_id", "=", modelId).where("step", "in", [...presentSteps]).execute();
+    }
+    return { deletedCount: presentSteps.size, notFoundSteps: unique.filter((step) => !presentSteps.has(step)) };
+  });
+}

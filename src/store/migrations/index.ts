@@ -1,0 +1,25 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import * as foundation from "./001-foundation.js";
+
+/**
+ * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
+ * edit one that has shipped.
+ */
+const migrations: Record<string, Migration> = {
+  "001-foundation": foundation,
+};
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableName: "flywheel_migrations", migrationLockTableName: "flywheel_migrations_lock" });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === "Error");
+    throw new Error(`database migration ${failed?.migrationName ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

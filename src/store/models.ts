@@ -1,0 +1,68 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { isUniqueViolation } from "./errors.js";
+import type { Database, ModelsTable } from "./schema.js";
+import { nowIso } from "./time.js";
+
+export type ModelRow = ModelsTable;
+
+export interface NewModel {
+  entity: string;
+  project: string;
+  name: string;
+  base_model: string;
+}
+
+export type CreateModelResult = { created: true; model: ModelRow } | { created: false; model: ModelRow };
+
+/**
+ * Registers a trainable model. A name already taken in the project returns the existing row with
+ * `created: false`, whether it was found first or lost a race on the unique constraint.
+ */
+export async function createModel(db: Kysely<Database>, input: NewModel): Promise<CreateModelResult> {
+  const existing = await findModelByName(db, input.entity, input.project, input.name);
+  if (existing) return { created: false, model: existing };
+  const row: ModelRow = {
+    id: randomUUID(),
+    ...input,
+    run_id: randomBytes(4).toString("hex"),
+    created_at: nowIso(),
+  };
+  try {
+    await db.insertInto("models").values(row).execute();
+    return { created: true, model: row };
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const winner = await findModelByName(db, input.entity, input.project, input.name);
+    if (!winner) throw error;
+    return { created: false, model: winner };
+  }
+}
+
+export async function findModelByName(db: Kysely<Database>, entity: string, project: string, name: string): Promise<ModelRow | undefined> {
+  return db
+    .selectFrom("models")
+    .selectAll()
+    .where("entity", "=", entity)
+    .where("project", "=", project)
+    .where("name", "=", name)
+    .executeTakeFirst();
+}
+
+/** The model with this id if it belongs to `entity`; another entity's model is indistinguishable from a missing one. */
+export async function getModel(db: Kysely<Database>, entity: string, id: string): Promise<ModelRow | undefined> {
+  return db.selectFrom("models").selectAll().where("id", "=", id).where("entity", "=", entity).executeTakeFirst();
+}
+
+export async function listModels(db: Kysely<Database>, entity: string): Promise<ModelRow[]> {
+  return db.selectFrom("models").selectAll().where("entity", "=", entity).orderBy("created_at").orderBy("id").execute();
+}
+
+/** Deletes the model and its checkpoints in one transaction; returns how many checkpoints went with it. */
+export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number }> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx.deleteFrom("checkpoints").where("model_id", "=", id).executeTakeFirst();
+    await trx.deleteFrom("models").where("id", "=", id).execute();
+    return { deletedCheckpoints: Number(result.numDeletedRows) };
+  });
+}
