@@ -11,6 +11,7 @@ import { installMethodNotAllowed } from "./method-not-allowed.js";
 import { RequestLogController } from "./request-log.js";
 import { RouteCatalog } from "./routes.js";
 import { serviceRoutes } from "./service/routes.js";
+import { traceRoutes } from "./trace/index.js";
 import { trainingRoutes } from "./training/index.js";
 
 /** What the HTTP layer needs from the layers below it. */
@@ -61,5 +62,6 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     },
     { prefix: "/v1" },
   );
+  await app.register(traceRoutes, { prefix: config.traceBasePath });
   return app;
 }
