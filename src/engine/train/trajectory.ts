@@ -1,0 +1,204 @@
+import { TrainingInputError, type Loc } from "./errors.js";
+
+/**
+ * The trajectory data the preview training API receives (`spec/training.md` §4), as parsed JSON,
+ * and the helpers that read it: which items are Choices, which are trainable, the sampled token ids
+ * and logprobs of a Choice, chat messages for the template, and tools normalisation.
+ */
+
+export interface ToolCallJson {
+  id?: string;
+  type?: string;
+  function: { name: string; arguments: unknown };
+  [key: string]: unknown;
+}
+
+/** A plain chat message (any role, any extra keys). */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: ToolCallJson[] | null;
+  [key: string]: unknown;
+}
+
+export interface TokenLogprobJson {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+  [key: string]: unknown;
+}
+
+/** An OpenAI chat-completion Choice as `model_dump(mode="json")` writes it. */
+export interface ChoiceJson {
+  message: { role?: string; content?: string | null; tool_calls?: ToolCallJson[] | null; [key: string]: unknown };
+  logprobs?: { content?: TokenLogprobJson[] | null; refusal?: TokenLogprobJson[] | null } | null;
+  finish_reason?: string | null;
+  index?: number;
+  /** vLLM's `return_token_ids` extra: the exact sampled ids. */
+  token_ids?: number[] | null;
+  [key: string]: unknown;
+}
+
+export type HistoryItem = ChatMessage | ChoiceJson;
+
+/** A tool in OpenAI format, or a bare function object (wrapped by `normalizeTools`). */
+export type ChatTool = Record<string, unknown>;
+
+export interface HistoryJson {
+  messages_and_choices: HistoryItem[];
+  tools?: ChatTool[] | null;
+}
+
+export interface TrajectoryJson extends HistoryJson {
+  additional_histories?: HistoryJson[] | null;
+  reward?: number;
+  metrics?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
+  [key: string]: unknown;
+}
+
+export interface TrajectoryGroupJson {
+  trajectories: TrajectoryJson[];
+  exceptions?: unknown[] | null;
+  [key: string]: unknown;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A Choice is an object with a `message` object and no top-level `role` (§4.2); anything else is a message. */
+export function isChoice(item: unknown): item is ChoiceJson {
+  return isObject(item) && isObject(item.message) && !("role" in item);
+}
+
+/** Only Choices with logprobs train, unless `allow_training_without_logprobs` also admits other assistant turns. */
+export function isTrainableItem(item: unknown, allowTrainingWithoutLogprobs: boolean): boolean {
+  if (isChoice(item)) return (item.logprobs !== null && item.logprobs !== undefined) || allowTrainingWithoutLogprobs;
+  return allowTrainingWithoutLogprobs && isObject(item) && item.role === "assistant";
+}
+
+/** Main history first, then each additional history; all share the trajectory's advantage. */
+export function historiesOf(trajectory: TrajectoryJson, loc: Loc): { history: HistoryJson; loc: Loc }[] {
+  if (!isObject(trajectory)) throw new TrainingInputError(loc, "a trajectory must be an object");
+  const histories = [{ history: trajectory as HistoryJson, loc }];
+  const extra = trajectory.additional_histories ?? [];
+  if (!Array.isArray(extra)) throw new TrainingInputError([...loc, "additional_histories"], "must be a list of histories");
+  extra.forEach((history, index) => {
+    const historyLoc = [...loc, "additional_histories", index];
+    if (!isObject(history)) throw new TrainingInputError(historyLoc, "a history must be an object");
+    histories.push({ history, loc: historyLoc });
+  });
+  return histories;
+}
+
+/** The items of a history, checked to be a list of objects. */
+export function historyItems(history: HistoryJson, loc: Loc): HistoryItem[] {
+  const items = history.messages_and_choices;
+  if (!Array.isArray(items)) throw new TrainingInputError([...loc, "messages_and_choices"], "must be a list of messages and choices");
+  items.forEach((item, index) => {
+    if (!isObject(item)) throw new TrainingInputError([...loc, "messages_and_choices", index], "must be a message or a choice object");
+    if (!isChoice(item) && typeof item.role !== "string") {
+      throw new TrainingInputError([...loc, "messages_and_choices", index], "a message needs a string 'role' (a choice needs a 'message' object)");
+    }
+  });
+  return items;
+}
+
+/** OpenAI-format tools; a bare function object is wrapped as `{type: "function", function}` (§4.2). */
+export function normalizeTools(tools: unknown, loc: Loc): ChatTool[] | undefined {
+  if (tools === null || tools === undefined) return undefined;
+  if (!Array.isArray(tools)) throw new TrainingInputError(loc, "tools must be a list");
+  return tools.map((tool, index) => {
+    if (!isObject(tool)) throw new TrainingInputError([...loc, index], "a tool must be an object");
+    return "type" in tool ? tool : { type: "function", function: tool };
+  });
+}
+
+/**
+ * Chat messages for the template: a Choice becomes an assistant message (content, and tool_calls
+ * when it has any); a message is copied with a null content replaced by "".
+ */
+export function toChatMessage(item: HistoryItem): ChatMessage {
+  if (isChoice(item)) {
+    const toolCalls = item.message.tool_calls ?? [];
+    return {
+      role: "assistant",
+      content: item.message.content ?? "",
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: call.type ?? "function", function: { ...call.function } })) } : {}),
+    };
+  }
+  const message = item as ChatMessage;
+  return message.content === null ? { ...message, content: "" } : { ...message };
+}
+
+/** For templates that iterate `tool_call.arguments|items`: JSON-decode argument strings into objects. */
+export function decodeToolCallArguments(message: ChatMessage, loc: Loc): ChatMessage {
+  if (!message.tool_calls || message.tool_calls.length === 0) return message;
+  return {
+    ...message,
+    tool_calls: message.tool_calls.map((call, index) => {
+      const args = call.function.arguments;
+      if (typeof args !== "string") return call;
+      let decoded: unknown;
+      try {
+        decoded = JSON.parse(args);
+      } catch {
+        throw new TrainingInputError([...loc, "tool_calls", index, "function", "arguments"], "tool call arguments must be a JSON object string");
+      }
+      if (!isObject(decoded)) throw new TrainingInputError([...loc, "tool_calls", index, "function", "arguments"], "tool call arguments must be a JSON object string");
+      return { ...call, function: { ...call.function, arguments: decoded } };
+    }),
+  };
+}
+
+/** The part of a tokenizer the sampled-token fallback needs. */
+export interface TokenLookup {
+  tokenId(token: string): number | undefined;
+  readonly eosTokenId: number | undefined;
+}
+
+export interface SampledTokens {
+  tokenIds: number[];
+  logprobs: number[];
+  /** The first token's text from its `bytes` (undefined without bytes or tokens). */
+  firstTokenText: string | undefined;
+}
+
+const TOKEN_ID_PATTERN = /^token_id:(\d+)$/;
+
+/**
+ * The sampled token ids and logprobs of a Choice (§6 step 5), from `logprobs.content` (or
+ * `refusal`). Ids come from vLLM's `token_ids` when it matches the logprobs one-to-one, else from
+ * `token_id:<N>` strings, else from looking the token strings up (unknown → EOS).
+ */
+export function choiceSampledTokens(choice: ChoiceJson, lookup: TokenLookup, loc: Loc): SampledTokens {
+  const content = choice.logprobs?.content;
+  const entries = (content && content.length > 0 ? content : choice.logprobs?.refusal) ?? [];
+  if (!Array.isArray(entries)) throw new TrainingInputError([...loc, "logprobs", "content"], "must be a list of token logprobs");
+  const logprobs = entries.map((entry, index) => {
+    if (!isObject(entry) || typeof entry.logprob !== "number") {
+      throw new TrainingInputError([...loc, "logprobs", "content", index, "logprob"], "every token logprob entry needs a numeric 'logprob'");
+    }
+    return entry.logprob;
+  });
+  return { tokenIds: sampledIds(choice, entries, lookup, loc), logprobs, firstTokenText: firstText(entries[0]) };
+}
+
+function sampledIds(choice: ChoiceJson, entries: TokenLogprobJson[], lookup: TokenLookup, loc: Loc): number[] {
+  const direct = choice.token_ids;
+  if (Array.isArray(direct) && direct.length === entries.length && direct.every((id) => Number.isInteger(id) && id >= 0)) return [...direct];
+  const parsed = entries.map((entry) => TOKEN_ID_PATTERN.exec(typeof entry.token === "string" ? entry.token : "")?.[1]);
+  if (parsed.every((id) => id !== undefined)) return parsed.map(Number);
+  return entries.map((entry, index) => {
+    const id = typeof entry.token === "string" ? lookup.tokenId(entry.token) : undefined;
+    if (id !== undefined) return id;
+    if (lookup.eosTokenId === undefined) throw new TrainingInputError([...loc, "logprobs", "content", index, "token"], "unknown token and the tokenizer has no EOS token to stand in");
+    return lookup.eosTokenId;
+  });
+}
+
+function firstText(entry: TokenLogprobJson | undefined): string | undefined {
+  if (!entry || !Array.isArray(entry.bytes)) return undefined;
+  return new TextDecoder().decode(Uint8Array.from(entry.bytes));
+}
