@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { ExperimentalConfigSchema, klReferenceStep, resolveRlTrainConfig, rlLossOptions } from "./config.js";
+
+// What ART's serverless client sends with its defaults: every key, unset ones as null.
+const ART_DEFAULTS = {
+  advantage_balance: 0.0,
+  allow_training_without_logprobs: false,
+  epsilon: null,
+  epsilon_high: null,
+  importance_sampling_level: "token",
+  kimi_k2_tau: null,
+  kl_penalty_coef: 0.0,
+  kl_penalty_reference_step: null,
+  kl_penalty_source: "current_learner",
+  kl_penalty_step_lag: null,
+  kl_ref_adapter_path: null,
+  learning_rate: 5e-6,
+  logprob_calculation_chunk_size: 1024,
+  loss_fn: "cispo",
+  mask_prob_ratio: false,
+  max_negative_advantage_importance_sampling_weight: null,
+  normalize_advantages: true,
+  num_trajectories_learning_rate_multiplier_power: 0.0,
+  packed_sequence_length: null,
+  plot_tensors: false,
+  ppo: false,
+  precalculate_logprobs: false,
+  scale_learning_rate_by_reward_std_dev: false,
+  scale_rewards: true,
+  truncated_importance_sampling: null,
+} as const;
+
+describe("resolveRlTrainConfig", () => {
+  it("gives the §5.1 defaults for an absent config, all nulls and ART's defaults alike", () => {
+    const expected = {
+      learningRate: 5e-6,
+      objective: "cispo",
+      epsilon: 1.0,
+      epsilonHigh: 4.0,
+      importanceSamplingLevel: "token",
+      scaleRewards: true,
+      advantageBalance: 0,
+      allowTrainingWithoutLogprobs: false,
+      maskProbRatio: false,
+      maxImportanceSamplingWeight: null,
+      kimiK2Tau: null,
+      truncatedImportanceSampling: null,
+      precalculateLogprobs: false,
+      klPenaltyCoef: 0,
+      klPenaltySource: "current_learner",
+      klReference: { kind: "base" },
+      numTrajectoriesLearningRateMultiplierPower: 0,
+      scaleLearningRateByRewardStdDev: false,
+      packedSequenceLength: null,
+      logprobCalculationChunkSize: 1024,
+      plotTensors: false,
+    };
+    expect(resolveRlTrainConfig(undefined)).toEqual(expected);
+    expect(resolveRlTrainConfig(null)).toEqual(expected);
+    expect(resolveRlTrainConfig(Object.fromEntries(Object.keys(ART_DEFAULTS).map((key) => [key, null])))).toEqual(expected);
+    expect(resolveRlTrainConfig(ART_DEFAULTS)).toEqual(expected);
+  });
+
+  it("ignores unknown keys (older and newer clients)", () => {
+    expect(resolveRlTrainConfig({ learning_rate: 1e-4, some_future_knob: 3 } as never).learningRate).toBe(1e-4);
+  });
+
+  it("defaults the clip range by objective", () => {
+    expect(resolveRlTrainConfig({ ppo: true })).toMatchObject({ objective: "ppo", epsilon: 0.2, epsilonHigh: 0.2 });
+    expect(resolveRlTrainConfig({ loss_fn: "ppo", ppo: true, epsilon: 0.1 })).toMatchObject({ epsilon: 0.1, epsilonHigh: 0.1 });
+    expect(resolveRlTrainConfig({ loss_fn: "ppo", epsilon_high: 0.3 })).toMatchObject({ objective: "ppo", epsilon: 0.2, epsilonHigh: 0.3 });
+    expect(resolveRlTrainConfig({ epsilon: 0.5 })).toMatchObject({ objective: "cispo", epsilon: 0.5, epsilonHigh: 4.0 });
+  });
+
+  it("maps the remaining knobs", () => {
+    const config = resolveRlTrainConfig({
+      normalize_advantages: false,
+      advantage_balance: -0.5,
+      max_negative_advantage_importance_sampling_weight: 2,
+      vendor_k2_tau: 0.1,
+      truncated_importance_sampling: 0,
+      kl_penalty_coef: 0.05,
+      kl_penalty_source: "sample",
+      kl_penalty_step_lag: 3,
+      num_trajectories_learning_rate_multiplier_power: 0.5,
+      packed_sequence_length: 4096,
+    });
+    expect(config).toMatchObject({
+      scaleRewards: false,
+      advantageBalance: -0.5,
+      maxImportanceSamplingWeight: 2,
+      kimiK2Tau: 0.1,
+      truncatedImportanceSampling: null,
+      klPenaltyCoef: 0.05,
+      klPenaltySource: "sample",
+      klReference: { kind: "lag", lag: 3 },
+      numTrajectoriesLearningRateMultiplierPower: 0.5,
+      packedSequenceLength: 4096,
+    });
+    expect(rlLossOptions(config)).toEqual({
+      objective: "cispo",
+      epsilon: 1,
+      epsilonHigh: 4,
+      importanceSamplingLevel: "token",
+      maxImportanceSamplingWeight: 2,
+      maskProbRatio: false,
+      kimiK2Tau: 0.1,
+      klPenaltyCoef: 0.05,
+      klPenaltySource: "sample",
+      truncatedImportanceSampling: null,
+    });
+  });
+});
+
+describe("klReferenceStep", () => {
+  it("is the base weights, a fixed step, or the current step minus the lag (not below 0)", () => {
+    expect(klReferenceStep({ kind: "base" }, 7)).toBeNull();
+    expect(klReferenceStep(resolveRlTrainConfig({ kl_penalty_reference_step: 2 }).klReference, 7)).toBe(2);
+    expect(klReferenceStep({ kind: "lag", lag: 3 }, 7)).toBe(4);
+    expect(klReferenceStep({ kind: "lag", lag: 3 }, 1)).toBe(0);
+  });
+});
+
+describe("ExperimentalConfigSchema as a request schema", () => {
+  const issues = (value: unknown) => {
+    const result = ExperimentalConfigSchema.safeParse(value);
+    return result.success ? [] : result.error.issues.map((issue) => [issue.path.join("."), issue.code]);
+  };
+
+  it("accepts ART's request", () => {
+    expect(issues(ART_DEFAULTS)).toEqual([]);
+  });
+
+  it("names each invalid field", () => {
+    expect(issues({ importance_sampling_level: "tokens" })).toEqual([["importance_sampling_level", "invalid_value"]]);
+    expect(issues({ advantage_balance: 2 })).toEqual([["advantage_balance", "too_big"]]);
+    expect(issues({ kl_penalty_step_lag: 0 })).toEqual([["kl_penalty_step_lag", "too_small"]]);
+    expect(issues({ kl_penalty_reference_step: 1.5 })).toEqual([["kl_penalty_reference_step", "invalid_type"]]);
+    expect(issues({ learning_rate: "fast" })).toEqual([["learning_rate", "invalid_type"]]);
+  });
+
+  it("rejects a client-side adapter path, contradictory or doubled settings, and a row length off the chunk grid", () => {
+    expect(issues({ kl_ref_adapter_path: "/tmp/ref" })).toEqual([["kl_ref_adapter_path", "custom"]]);
+    expect(issues({ kl_penalty_reference_step: 1, kl_penalty_step_lag: 2 })).toEqual([["kl_penalty_step_lag", "custom"]]);
+    expect(issues({ loss_fn: "cispo", ppo: true })).toEqual([["loss_fn", "custom"]]);
+    expect(issues({ kimi_k2_tau: 0.1, vendor_k2_tau: 0.2 })).toEqual([["vendor_k2_tau", "custom"]]);
+    expect(issues({ packed_sequence_length: 1000 })).toEqual([["packed_sequence_length", "custom"]]);
+    expect(issues({ packed_sequence_length: 1000, logprob_calculation_chunk_size: 500 })).toEqual([]);
+    expect(() => resolveRlTrainConfig({ kl_ref_adapter_path: "/x" })).toThrow();
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * The trainer's model-independent math (`spec/training.md` §4–7): pure functions over typed
+ * arrays, shared by the RL and SFT job runners and the backward pass.
+ *
+ * RL job, in order:
+ *   config      resolveRlTrainConfig(experimental_config)              (ExperimentalConfigSchema validates the request)
+ *   tokenize    tokenizeTrajectoryGroups(groups, {tokenizer, render, chatTemplate}, …)
+ *               → results + num_groups_submitted / num_groups_trainable / num_trajectories
+ *               (no results → the "nothing trainable" path: the step advances with the same weights)
+ *   pack        packTokenizedResults(results, packedSequenceLength ?? autoPackedSequenceLength(longest, modelMax), …)
+ *               → rows with weights and advantages normalised over the whole batch
+ *   per row     rlLossInputs(row) (prediction layout; withPrecalculatedLogprobs for precalculate_logprobs)
+ *               forward over row.tokens with attention `mayAttend`/`rowSegments` and positions row.inputPos
+ *               → ℓ (and entropies, reference ℓ for the KL penalty)
+ *               rlRowLoss(inputs, ℓ, rlLossOptions(config), …) → loss, dLoss/dℓ, metrics
+ *               backward → parameter gradients; clipGradNorm(…, 0.1); AdamW.step(…, rowLearningRate(…))
+ *               rlStepMetrics(…) → the gradient_step event
+ * SFT job: resolveSftTrainConfig → sftExampleFromJson per line → tokenizeSftExample → planSftBatches
+ *   → buildSftBatches → per batch sftLossInputs + sftBatchLoss → clipGradNorm(…, 1.0) → AdamW → sftStepMetrics.
+ * /log: trajectoryGroupLogMetrics(groups), stored under `{split}/{metric}`.
+ */
+export * from "./adamw.js";
+export * from "./advantages.js";
+export * from "./attention.js";
+export * from "./chat-render.js";
+export * from "./config.js";
+export * from "./errors.js";
+export * from "./importance-ratios.js";
+export * from "./learning-rate.js";
+export * from "./log-metrics.js";
+export * from "./loss-inputs.js";
+export * from "./packing.js";
+export * from "./rl-loss.js";
+export * from "./sft-config.js";
+export * from "./sft-tokenize.js";
+export * from "./sft.js";
+export * from "./step-metrics.js";
+export * from "./tokenize-groups.js";
+export * from "./tokenize-history.js";
+export * from "./trajectory.js";
