@@ -36,7 +36,7 @@ export function rowSegments(row: Pick<PackedRow, "groupIds" | "parentIds" | "len
   return segments;
 }
 
-/** The dense mask over the row's first `row.length` positions: entry q·length + k is 1 iff q may attend to k. */
+/** The dense mask over the row's first `row.length` positions (entry q·length + k is 1 iff q may attend to k); quadratic in size, so for short rows — kernels should walk `rowSegments`. */
 export function attentionMask(row: Pick<PackedRow, "groupIds" | "parentIds" | "length">): Uint8Array {
   const n = row.length;
   const mask = new Uint8Array(n * n);
