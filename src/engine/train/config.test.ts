@@ -140,7 +140,7 @@ describe("ExperimentalConfigSchema as a request schema", () => {
   });
 
   it("rejects a client-side adapter path, contradictory or doubled settings, and a row length off the chunk grid", () => {
-    expect(issues({ kl_ref_adapter_path: "/tmp/ref" })).toEqual([["kl_ref_adapter_path", "custom"]]);
+    expect(issues({ kl_ref_adapter_path: "checkpoints/ref-adapter" })).toEqual([["kl_ref_adapter_path", "custom"]]);
     expect(issues({ kl_penalty_reference_step: 1, kl_penalty_step_lag: 2 })).toEqual([["kl_penalty_step_lag", "custom"]]);
     expect(issues({ loss_fn: "cispo", ppo: true })).toEqual([["loss_fn", "custom"]]);
     expect(issues({ kimi_k2_tau: 0.1, vendor_k2_tau: 0.2 })).toEqual([["vendor_k2_tau", "custom"]]);
