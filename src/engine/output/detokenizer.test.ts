@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ByteTokenizer } from "../../testing/byte-tokenizer.js";
-import { type DetokenizerOptions, IncrementalDetokenizer } from "./detokenizer.js";
+import { type DetokenizerOptions, detokenize, IncrementalDetokenizer } from "./detokenizer.js";
 
 const tokenizer = new ByteTokenizer();
 const id = (token: string) => tokenizer.tokenId(token)!;
@@ -114,5 +114,13 @@ describe("IncrementalDetokenizer: stop strings", () => {
     const { deltas, text } = stream(bytes("a😀b"), { stop: ["zz"] });
     for (const delta of deltas) expect(delta).not.toMatch(/^[\udc00-\udfff]|[\ud800-\udbff]$/);
     expect(deltas.join("")).toBe(text);
+  });
+});
+
+describe("detokenize", () => {
+  it("decodes a whole token list like the stream would", () => {
+    const ids = [...tokenizer.encode("a€"), id("<|im_end|>"), 0xe2];
+    expect(detokenize(tokenizer, ids, { skipSpecialTokens: true, spacesBetweenSpecialTokens: true })).toBe("a€");
+    expect(detokenize(tokenizer, ids, { skipSpecialTokens: false, spacesBetweenSpecialTokens: true })).toBe("a€ <|im_end|>");
   });
 });

@@ -98,3 +98,10 @@ export class IncrementalDetokenizer {
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
+
+/** The text of a whole token list at once (e.g. a finished beam), with the same rules as streaming. */
+export function detokenize(tokenizer: Tokenizer, tokenIds: readonly number[], options: { skipSpecialTokens: boolean; spacesBetweenSpecialTokens: boolean }): string {
+  const detokenizer = new IncrementalDetokenizer(tokenizer, { ...options, stop: [], includeStopStrInOutput: true, minTokens: 0 });
+  detokenizer.update(tokenIds, false);
+  return detokenizer.takeText(true);
+}

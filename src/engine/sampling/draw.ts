@@ -43,36 +43,52 @@ export function drawToken(logits: Float32Array, length: number, filters: RandomF
     if (kth > threshold) threshold = kth;
   }
 
-  const weights = buffers.tokenWeights;
-  let total = 0;
-  for (let id = 0; id < length; id++) {
-    const x = logits[id]!;
-    const weight = x >= threshold ? expNonPositive((x - max) * inverseTemperature) : 0;
-    weights[id] = weight;
-    total += weight;
-  }
-  if (topP >= 1) return walk(weights, length, total, rng);
-
-  // Tokens lighter than (1 - top_p)·total / V can never be in the nucleus: the heavier tokens
-  // alone already exceed top_p of the mass. Only the rest is handed to the selection.
-  const cutoff = ((1 - topP) * total) / length;
   const ids = buffers.candidateIds;
-  const candidateWeights = buffers.candidateWeights;
+  const weights = buffers.candidateWeights;
   let count = 0;
-  for (let id = 0; id < length; id++) {
-    const weight = weights[id]!;
-    if (weight > 0 && weight >= cutoff) {
-      ids[count] = id;
-      candidateWeights[count++] = weight;
+  let total = 0;
+  if (threshold > -Infinity) {
+    // min_p / top_k left few tokens: exponentiate only those.
+    for (let id = 0; id < length; id++) {
+      const x = logits[id]!;
+      if (x >= threshold) {
+        const weight = expNonPositive((x - max) * inverseTemperature);
+        ids[count] = id;
+        weights[count++] = weight;
+        total += weight;
+      }
+    }
+  } else {
+    const tokenWeights = buffers.tokenWeights;
+    for (let id = 0; id < length; id++) {
+      const weight = expNonPositive((logits[id]! - max) * inverseTemperature);
+      tokenWeights[id] = weight;
+      total += weight;
+    }
+    if (topP >= 1) return walk(tokenWeights, length, total, rng);
+    // Tokens lighter than (1 - top_p)·total / V can never be in the nucleus: the heavier tokens
+    // alone already exceed top_p of the mass. Only the rest goes on to the selection.
+    const cutoff = ((1 - topP) * total) / length;
+    for (let id = 0; id < length; id++) {
+      const weight = tokenWeights[id]!;
+      if (weight > 0 && weight >= cutoff) {
+        ids[count] = id;
+        weights[count++] = weight;
+      }
     }
   }
-  const kept = selectNucleus(ids, candidateWeights, count, topP * total);
-  let keptMass = 0;
-  for (let i = 0; i < kept; i++) keptMass += candidateWeights[i]!;
+
+  let kept = count;
+  let keptMass = total;
+  if (topP < 1) {
+    kept = selectNucleus(ids, weights, count, topP * total);
+    keptMass = 0;
+    for (let i = 0; i < kept; i++) keptMass += weights[i]!;
+  }
   const target = rng.nextFloat() * keptMass;
   let cumulative = 0;
   for (let i = 0; i < kept; i++) {
-    cumulative += candidateWeights[i]!;
+    cumulative += weights[i]!;
     if (cumulative > target) return ids[i]!;
   }
   return kept > 0 ? ids[kept - 1]! : -1;

@@ -67,6 +67,13 @@ describe("Sampler: logprobs", () => {
     expect(token.top!.map((t) => [t.tokenId, t.logprob === -9999])).toEqual([[1, false], [2, false], [0, true]]);
   });
 
+  it("skips the logprob (NaN) when the request asked for none", () => {
+    const token = sampler.sample(sequence({ temperature: 0 }), Float32Array.from([1, 2]));
+    expect(token.tokenId).toBe(1);
+    expect(token.logprob).toBeNaN();
+    expect(token.top).toBeUndefined();
+  });
+
   it("returns the whole vocabulary sorted for logprobs = -1", () => {
     const token = sampler.sample(sequence({ temperature: 0, logprobs: -1 }), Float32Array.from([0.5, 3, -1, 2]));
     expect(token.top!.map((t) => t.tokenId)).toEqual([1, 3, 0, 2]);

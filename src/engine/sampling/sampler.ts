@@ -39,9 +39,10 @@ export class Sampler {
     work.set(logits);
     if (mask) applyTokenBitmask(work, length, mask);
 
-    // Raw logprobs: log_softmax of the logits as the model (and the grammar) gave them.
-    const logNormalizer = logSumExp(work, length, maxOf(work, length));
+    // Raw logprobs: log_softmax of the logits as the model (and the grammar) gave them. Only when
+    // asked for: the normalizer is a pass of exp over the whole vocabulary.
     const requested = sequence.params.logprobs;
+    const logNormalizer = requested === null ? Number.NaN : logSumExp(work, length, maxOf(work, length));
     const top = requested !== null && requested !== 0 ? topLogprobs(work, length, requested === -1 ? length : requested, logNormalizer) : undefined;
 
     this.processLogits(sequence, work, length);
@@ -52,7 +53,8 @@ export class Sampler {
         : drawToken(work, length, params, sequence.rng ?? this.sharedRng, this.drawBuffers(length));
     if (tokenId < 0) tokenId = fallbackToken(logits, mask);
 
-    const sampled: SampledToken = { tokenId, logprob: clampLogprob(logits[tokenId]! - logNormalizer) };
+    const logprob = requested === null ? Number.NaN : clampLogprob(logits[tokenId]! - logNormalizer);
+    const sampled: SampledToken = { tokenId, logprob };
     if (top) sampled.top = top;
     return sampled;
   }

@@ -36,6 +36,13 @@ describe("kthLargest", () => {
     for (let k = 1; k <= values.length; k++) expect(kthLargest(values, k, scratch)).toBe(descending[k - 1]);
   });
 
+  it("matches a full sort for large k too (the quickselect path)", () => {
+    const values = randomValues(5000, 4);
+    const descending = [...values].sort((a, b) => b - a);
+    const scratch = new Float32Array(values.length);
+    for (const k of [1024, 1025, 2500, 4999, 5000]) expect(kthLargest(values, k, scratch)).toBe(descending[k - 1]);
+  });
+
   it("handles duplicates and -Infinity, and leaves the input alone", () => {
     const values = Float32Array.from([3, -Infinity, 3, 1, 3, -Infinity]);
     const copy = Float32Array.from(values);
@@ -44,6 +51,10 @@ describe("kthLargest", () => {
     expect(kthLargest(values, 4, scratch)).toBe(1);
     expect(kthLargest(values, 5, scratch)).toBe(-Infinity);
     expect(values).toEqual(copy);
+    const many = new Float32Array(3000).fill(-Infinity);
+    many[7] = 2;
+    expect(kthLargest(many, 1, new Float32Array(3000))).toBe(2);
+    expect(kthLargest(many, 2000, new Float32Array(3000))).toBe(-Infinity);
   });
 });
 

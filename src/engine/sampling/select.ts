@@ -25,18 +25,20 @@ export function topKIndices(values: Float32Array, k: number, length = values.len
   const size = Math.min(k, length);
   if (size <= 0) return [];
   const heap = new Int32Array(size); // ids; heap[0] is the worst kept element
-  let count = 0;
-  for (let id = 0; id < length; id++) {
-    const v = values[id]!;
-    if (count < size) {
-      heap[count] = id;
-      siftUp(heap, count++, values);
-    } else if (v > values[heap[0]!]!) {
+  for (let id = 0; id < size; id++) {
+    heap[id] = id;
+    siftUp(heap, id, values);
+  }
+  let worstKept = values[heap[0]!]!;
+  for (let id = size; id < length; id++) {
+    // A later id ties lose to the kept one, so only a strictly larger value enters.
+    if (values[id]! > worstKept) {
       heap[0] = id;
       siftDown(heap, 0, size, values);
+      worstKept = values[heap[0]!]!;
     }
   }
-  const ids = Array.from(heap.subarray(0, count));
+  const ids = Array.from(heap);
   ids.sort((a, b) => values[b]! - values[a]! || a - b);
   return ids;
 }
@@ -78,11 +80,52 @@ function swap(array: Int32Array, i: number, j: number): void {
 }
 
 /**
- * The k-th largest (1-based) of the first `length` values, found by quickselect on `scratch`
- * (a copy; `values` is left alone). Expected O(length).
+ * The k-th largest (1-based) of the first `length` values. Small k: one pass with a size-k
+ * min-heap of values; large k: quickselect on `scratch` (a copy). `values` is left alone.
  */
 export function kthLargest(values: Float32Array, k: number, scratch: Float32Array, length = values.length): number {
   if (k < 1 || k > length) throw new RangeError(`k=${k} is outside 1..${length}`);
+  return k <= HEAP_SELECT_LIMIT ? kthLargestByHeap(values, k, scratch, length) : kthLargestByQuickselect(values, k, scratch, length);
+}
+
+const HEAP_SELECT_LIMIT = 1024;
+
+function kthLargestByHeap(values: Float32Array, k: number, scratch: Float32Array, length: number): number {
+  const heap = scratch.subarray(0, k); // min-heap of the k largest values so far
+  for (let i = 0; i < k; i++) {
+    let child = i;
+    heap[child] = values[i]!;
+    while (child > 0) {
+      const parent = (child - 1) >> 1;
+      if (!(heap[child]! < heap[parent]!)) break;
+      const t = heap[child]!;
+      heap[child] = heap[parent]!;
+      heap[parent] = t;
+      child = parent;
+    }
+  }
+  let smallest = heap[0]!;
+  for (let i = k; i < length; i++) {
+    const v = values[i]!;
+    if (!(v > smallest)) continue;
+    // Replace the root and sift it down.
+    let parent = 0;
+    for (;;) {
+      const left = 2 * parent + 1;
+      if (left >= k) break;
+      const right = left + 1;
+      const child = right < k && heap[right]! < heap[left]! ? right : left;
+      if (!(heap[child]! < v)) break;
+      heap[parent] = heap[child]!;
+      parent = child;
+    }
+    heap[parent] = v;
+    smallest = heap[0]!;
+  }
+  return smallest;
+}
+
+function kthLargestByQuickselect(values: Float32Array, k: number, scratch: Float32Array, length: number): number {
   const a = scratch.subarray(0, length);
   a.set(values.subarray(0, length));
   // Select the element that would sit at index `target` in ascending order.
