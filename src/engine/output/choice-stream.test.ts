@@ -86,6 +86,12 @@ describe("ChoiceStream", () => {
     expect(stream.finish).toEqual({ finishReason: "repetition", stopReason: "repetition_detected" });
   });
 
+  it("bans bad_words, tokenizing them itself", () => {
+    // The model wants "hello" (one token); banned, its runner-up (token 0) comes out instead.
+    const stream = choice({ badWords: ["hello"] });
+    expect(stream.step(wants(tokenizer.tokenId("hello")!)).token.tokenId).toBe(0);
+  });
+
   it("releases held-back text when aborted", () => {
     const stream = choice({ stop: ["zzzz"] });
     const steps = run(stream, tokenizer.encode("abcdef"));

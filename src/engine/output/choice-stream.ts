@@ -1,4 +1,5 @@
 import type { SampledToken } from "../api.js";
+import { tokenizeBadWords } from "../sampling/bad-words.js";
 import type { TokenBitmask } from "../sampling/logits-processors.js";
 import type { Sampler } from "../sampling/sampler.js";
 import { SequenceState, type SequenceOptions } from "../sampling/sequence.js";
@@ -7,6 +8,7 @@ import type { Tokenizer } from "../tokenizer/types.js";
 import { IncrementalDetokenizer } from "./detokenizer.js";
 
 export interface ChoiceStreamOptions extends SequenceOptions {
+  /** Detokenizes the output (and tokenizes bad_words when `badWordsTokenIds` is not given). */
   tokenizer: Tokenizer;
   sampler: Sampler;
 }
@@ -32,7 +34,8 @@ export class ChoiceStream {
   private readonly detokenizer: IncrementalDetokenizer;
 
   constructor(options: ChoiceStreamOptions) {
-    this.sequence = new SequenceState(options);
+    const badWordsTokenIds = options.badWordsTokenIds ?? tokenizeBadWords(options.tokenizer, options.params.badWords);
+    this.sequence = new SequenceState({ ...options, badWordsTokenIds });
     this.sampler = options.sampler;
     const { params } = options;
     this.detokenizer = new IncrementalDetokenizer(options.tokenizer, {

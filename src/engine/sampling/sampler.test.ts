@@ -134,6 +134,17 @@ describe("Sampler: logits processors (greedy)", () => {
     expect(greedy({ frequencyPenalty: 2, presencePenalty: 2 }, [1, 1.5], { promptTokenIds: [1, 1, 1] })).toBe(1);
   });
 
+  it("a bias cannot bring back a token that an earlier step removed", () => {
+    const huge = new Map([[0, 100], [3, 100]]);
+    expect(greedy({ minTokens: 1, logitBias: huge, allowedTokenIds: [0, 1, 2] }, [5, 1, 2, 9])).toBe(2);
+  });
+
+  it("never modifies the caller's logits", () => {
+    const logits = Float32Array.from([1, 2, 3]);
+    sampler.sample(sequence({ temperature: 0.5, topK: 1, logitBias: new Map([[0, 5]]), repetitionPenalty: 2 }, { promptTokenIds: [2] }), logits);
+    expect([...logits]).toEqual([1, 2, 3]);
+  });
+
   it("falls back to the model's best allowed token when the request's rules leave none", () => {
     const state = sequence({ temperature: 0, allowedTokenIds: [0], minTokens: 1 });
     expect(sampler.sample(state, Float32Array.from([1, 2, 3]), Int32Array.from([0b011])).tokenId).toBe(1);
@@ -180,6 +191,32 @@ describe("Sampler: random sampling distributions (fixed seed)", () => {
   it("keeps every token tied with the k-th for top_k", () => {
     const probs = [0.4, 0.2, 0.2, 0.2];
     expectDistribution(frequencies(sampler, sequence({ seed: 1, topK: 2 }), logitsOf(probs), draws), probs);
+  });
+
+  it("top_p over a large vocabulary samples exactly the nucleus, in proportion", () => {
+    const rng = Rng.fromSeed(8);
+    const size = 1000;
+    const logits = Float32Array.from({ length: size }, () => rng.nextFloat() * 6);
+    const weights = [...logits].map((x) => Math.exp(x));
+    const total = weights.reduce((a, b) => a + b, 0);
+    const order = [...weights.keys()].sort((a, b) => weights[b]! - weights[a]!);
+    const nucleus = new Set<number>();
+    let ahead = 0;
+    for (const id of order) {
+      if (ahead >= 0.3 * total) break;
+      nucleus.add(id);
+      ahead += weights[id]!;
+    }
+    const observed = frequencies(sampler, sequence({ seed: 4, topP: 0.3 }), logits, 8000);
+    const expected = weights.map((w, id) => (nucleus.has(id) ? w / ahead : 0));
+    for (let id = 0; id < size; id++) if (!nucleus.has(id)) expect(observed[id], `token ${id} is outside the nucleus`).toBe(0);
+    // Group the nucleus into ten buckets so each has enough draws to compare.
+    const members = [...nucleus];
+    for (let b = 0; b < 10; b++) {
+      const bucket = members.filter((_, i) => i % 10 === b);
+      const sum = (values: number[]) => bucket.reduce((acc, id) => acc + values[id]!, 0);
+      expect(Math.abs(sum(observed) - sum(expected))).toBeLessThan(0.015);
+    }
   });
 
   it("samples the unseeded path from the shared RNG too", () => {

@@ -32,6 +32,10 @@ describe("SequenceState", () => {
     expect(() => sequence.append(3)).toThrow(/finished/);
   });
 
+  it("refuses bad_words without their token ids rather than ignoring them", () => {
+    expect(() => new SequenceState({ params: defaultSamplingParams({ badWords: ["x"] }), promptTokenIds: [1], eosTokenId: 0 })).toThrow(/badWordsTokenIds/);
+  });
+
   it("stops at the context length", () => {
     const sequence = new SequenceState({ params: defaultSamplingParams({ maxTokens: 50 }), promptTokenIds: [1, 2, 3], eosTokenId: 0, maxModelLen: 4 });
     expect(sequence.append(7)).toEqual({ finishReason: "length", stopReason: null });

@@ -60,6 +60,9 @@ export class SequenceState {
     if (options.eosTokenId !== undefined) banned.add(options.eosTokenId);
     this.minTokensBannedIds = [...banned];
     this.allowedTokenIds = params.allowedTokenIds ? Int32Array.from(new Set(params.allowedTokenIds)).sort() : null;
+    if (params.badWords.length > 0 && !options.badWordsTokenIds) {
+      throw new Error("bad_words need their token ids: pass badWordsTokenIds (tokenizeBadWords)");
+    }
     this.badWordsTokenIds = options.badWordsTokenIds ?? [];
   }
 
