@@ -106,4 +106,25 @@ describe("ChoiceStream", () => {
     expect(step!.token.top![0]!.tokenId).toBe(step!.token.tokenId);
     expect(step!.token.logprob).toBeCloseTo(-(tokenizer.vocabSize - 1) * Math.exp(-20), 6);
   });
+
+  it("creates the n choices of a request, each with its own seeded stream", () => {
+    const choices = ChoiceStream.forRequest({
+      params: defaultSamplingParams({ n: 3, seed: 40, temperature: 1, maxTokens: 8 }),
+      promptTokenIds: [1],
+      eosTokenId: EOS,
+      tokenizer,
+      sampler,
+    });
+    const flat = new Float32Array(tokenizer.vocabSize);
+    const outputs = choices.map((choice) => {
+      while (!choice.finish) choice.step(flat);
+      return choice.sequence.outputTokenIds;
+    });
+    expect(outputs).toHaveLength(3);
+    expect(new Set(outputs.map((o) => o.join(","))).size).toBe(3);
+    // Choice 2 of seed 40 is choice 0 of seed 42.
+    const [again] = ChoiceStream.forRequest({ params: defaultSamplingParams({ n: 1, seed: 42, temperature: 1, maxTokens: 8 }), promptTokenIds: [1], eosTokenId: EOS, tokenizer, sampler });
+    while (!again!.finish) again!.step(flat);
+    expect(again!.sequence.outputTokenIds).toEqual(outputs[2]);
+  });
 });

@@ -47,6 +47,12 @@ export class ChoiceStream {
     });
   }
 
+  /** The n choices of a sampling request (choice i seeded with seed + i), bad_words tokenized once. */
+  static forRequest(options: Omit<ChoiceStreamOptions, "choiceIndex">): ChoiceStream[] {
+    const badWordsTokenIds = options.badWordsTokenIds ?? tokenizeBadWords(options.tokenizer, options.params.badWords);
+    return Array.from({ length: options.params.n }, (_, choiceIndex) => new ChoiceStream({ ...options, badWordsTokenIds, choiceIndex }));
+  }
+
   get finish(): Finish | null {
     return this.sequence.finish;
   }
