@@ -47,6 +47,7 @@ export class IncrementalDetokenizer {
    * Returns the stop string that matched, if any; the text is then already cut.
    */
   update(tokenIds: readonly number[], stopTerminated: boolean): string | null {
+    if (tokenIds.length === 0) return null;
     const count = stopTerminated && !this.options.includeStopStrInOutput ? tokenIds.length - 1 : tokenIds.length;
     let searchFrom = this.text.length;
     for (let i = 0; i < count; i++) {
