@@ -31,7 +31,7 @@ export function topKIndices(values: Float32Array, k: number, length = values.len
   }
   let worstKept = values[heap[0]!]!;
   for (let id = size; id < length; id++) {
-    // A later id ties lose to the kept one, so only a strictly larger value enters.
+    // On a tie the kept (lower) id wins, so only a strictly larger value enters.
     if (values[id]! > worstKept) {
       heap[0] = id;
       siftDown(heap, 0, size, values);
