@@ -35,7 +35,12 @@ export interface TokenLogprob {
 }
 
 export interface SampledToken extends TokenLogprob {
-  /** The top alternatives sorted by descending logprob (present when logprobs > 0 were requested). */
+  /**
+   * Raw model log-probability, clamped to ≥ -9999 — or NaN when the request asked for no logprobs
+   * (`params.logprobs === null`): computing it costs a pass over the whole vocabulary per token.
+   */
+  logprob: number;
+  /** The top alternatives sorted by descending logprob, ties by lower id (present when logprobs > 0 or -1 were requested). */
   top?: TokenLogprob[];
 }
 
