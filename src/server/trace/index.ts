@@ -1,5 +1,12 @@
 import type { FastifyInstance } from "fastify";
+import { createTraceObjectServices } from "../../store/trace/services.js";
 import { requireApiKey } from "../auth.js";
+import { fileRoutes } from "./files-routes.js";
+import { labelRoutes } from "./labels-routes.js";
+import { objectRoutes } from "./objects-routes.js";
+import { refRoutes } from "./refs-routes.js";
+import { tracePublicServiceRoutes, traceServiceRoutes } from "./service-routes.js";
+import { tableRoutes } from "./tables-routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -8,9 +15,17 @@ import { requireApiKey } from "../auth.js";
  * and is registered here.
  */
 export async function traceRoutes(app: FastifyInstance): Promise<void> {
+  const trace = createTraceObjectServices(app.services.store, app.services.blobs);
   // Routes that answer without a key (health, version, server info, model catalogues) are
   // registered before the hook, in their own scope.
+  await app.register(tracePublicServiceRoutes);
   await app.register(async (authed) => {
     authed.addHook("onRequest", requireApiKey(app.services.store, "trace", ["bearer", "basic"]));
+    await authed.register(traceServiceRoutes);
+    await authed.register(objectRoutes, { trace });
+    await authed.register(labelRoutes, { trace });
+    await authed.register(tableRoutes, { trace });
+    await authed.register(fileRoutes, { trace });
+    await authed.register(refRoutes, { trace });
   });
 }
