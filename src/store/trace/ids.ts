@@ -30,7 +30,7 @@ export function uuidv7(now: number = Date.now()): string {
   bytes[5] = ms & 0xff;
   bytes[6] = 0x70 | ((sequence >>> 8) & 0x0f);
   bytes[7] = sequence & 0xff;
-  bytes[8] = 0x80 | (bytes[8] as number & 0x3f);
+  bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
   const hex = bytes.toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
