@@ -80,6 +80,16 @@ describe.each(testDialects)("trace objects on %s", (dialect) => {
     expect((await read("obj_1", "latest")).json().obj).toMatchObject({ digest: digests[1], version_index: 4, deleted_at: null });
   });
 
+  it("numbers concurrent publishes of one object without gaps or duplicates", async () => {
+    fresh();
+    const results = await Promise.all([...Array.from({ length: 8 }, (_, i) => create("busy", { i })), create("busy", { i: 0 }), create("busy", { i: 0 })]);
+    expect(results.every((res) => res.statusCode === 200)).toBe(true);
+    const versions = (await query({ filter: { object_ids: ["busy"] } })).json().objs as { version_index: number; is_latest: number }[];
+    expect(versions.map((v) => v.version_index).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(versions.filter((v) => v.is_latest === 1)).toHaveLength(1);
+    expect(versions.find((v) => v.is_latest === 1)?.version_index).toBe(7);
+  });
+
   it("hands latest to the newest surviving version and deletes by alias selectors", async () => {
     fresh();
     for (const i of [1, 2, 3]) await create("o", { i });

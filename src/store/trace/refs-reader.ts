@@ -6,6 +6,7 @@ import { isWeaveRefString, parseWeaveRef, type WeaveRef } from "./refs.js";
 import type { TableService } from "./tables.js";
 
 export const MAX_REFS_PER_BATCH = 1000;
+const DELETED = Symbol("deleted");
 
 /** Where a walk along a ref's extra path stands: at a value, or at a whole table not loaded yet. */
 type Cursor = { value: unknown } | { table: { projectId: string; digest: string } };
@@ -25,16 +26,18 @@ export class RefReader {
   async readBatch(entity: string, refs: string[]): Promise<unknown[]> {
     if (refs.length > MAX_REFS_PER_BATCH) throw new TraceBadRequest(`Too many refs: at most ${MAX_REFS_PER_BATCH} per request`);
     const parsed = refs.map(parseWeaveRef);
+    // Refs of one batch often share their object (rows of one dataset): read each version once.
+    const objectValues = new Map<string, Promise<unknown>>();
     const values: unknown[] = [];
-    for (let i = 0; i < parsed.length; i++) values.push(await this.resolve(entity, parsed[i] as WeaveRef, refs[i] as string));
+    for (let i = 0; i < parsed.length; i++) values.push(await this.resolve(entity, parsed[i] as WeaveRef, refs[i] as string, objectValues));
     return values;
   }
 
   async read(entity: string, ref: string): Promise<unknown> {
-    return this.resolve(entity, parseWeaveRef(ref), ref);
+    return this.resolve(entity, parseWeaveRef(ref), ref, new Map());
   }
 
-  private async resolve(entity: string, ref: WeaveRef, uri: string): Promise<unknown> {
+  private async resolve(entity: string, ref: WeaveRef, uri: string, objectValues: Map<string, Promise<unknown>>): Promise<unknown> {
     const projectId = `${ref.entity}/${ref.project}`;
     let cursor: Cursor;
     switch (ref.kind) {
@@ -46,16 +49,28 @@ export class RefReader {
         break;
       default: {
         if (ref.entity !== entity) throw new TraceNotFound(`Obj ${ref.name}:${ref.version} not found`);
-        const version = await this.objects.find(projectId, ref.name, ref.version);
-        if (!version) throw new TraceNotFound(`Obj ${ref.name}:${ref.version} not found`);
-        if (version.deletedAt !== null) return null;
-        cursor = { value: parseJsonLossless(version.valDump ?? "null") };
+        const key = `${projectId}\u0000${ref.name}\u0000${ref.version}`;
+        let value = objectValues.get(key);
+        if (!value) {
+          value = this.objectValue(projectId, ref.name, ref.version);
+          objectValues.set(key, value);
+        }
+        const resolved = await value;
+        if (resolved === DELETED) return null;
+        cursor = { value: resolved };
       }
     }
     for (let i = 0; i < ref.extra.length; i += 2) {
       cursor = await this.step(entity, cursor, ref.extra[i] as string, ref.extra[i + 1] as string, uri);
     }
     return "value" in cursor ? cursor.value : this.tables.readAll(cursor.table.projectId, cursor.table.digest);
+  }
+
+  /** An object version's value, or DELETED; 404 when it never existed. */
+  private async objectValue(projectId: string, name: string, version: string): Promise<unknown> {
+    const found = await this.objects.find(projectId, name, version);
+    if (!found) throw new TraceNotFound(`Obj ${name}:${version} not found`);
+    return found.deletedAt !== null ? DELETED : parseJsonLossless(found.valDump ?? "null");
   }
 
   private async step(entity: string, cursor: Cursor, edge: string, arg: string, uri: string): Promise<Cursor> {
