@@ -4,6 +4,7 @@ import type { Config } from "../config.js";
 import type { ModelCatalog } from "../engine/catalog.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
+import type { CallHeaderLookup } from "../store/trace/call-lookup.js";
 import { requireApiKey } from "./auth.js";
 import { chatRoutes } from "./chat/index.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
@@ -20,6 +21,8 @@ export interface AppServices {
   store: Store;
   blobs: BlobStore;
   catalog: ModelCatalog;
+  /** Headers of trace calls, for annotation queue items; until the calls store provides it, none are found. */
+  traceCalls?: CallHeaderLookup;
 }
 
 declare module "fastify" {

@@ -1,3 +1,5 @@
+import type { TraceObjectTables } from "./trace/schema.js";
+
 /**
  * Row types of every table, one interface per table. Timestamps are ISO-8601 UTC strings
  * (`Date.toISOString()`: fixed width, so they sort as text on both dialects). JSON columns hold
@@ -37,7 +39,7 @@ export interface CheckpointsTable {
   created_at: string;
 }
 
-export interface Database {
+export interface Database extends TraceObjectTables {
   api_keys: ApiKeysTable;
   models: ModelsTable;
   checkpoints: CheckpointsTable;

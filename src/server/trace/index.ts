@@ -1,5 +1,21 @@
 import type { FastifyInstance } from "fastify";
+import { type CallHeaderLookup, noCalls } from "../../store/trace/call-lookup.js";
+import { createTraceObjectServices } from "../../store/trace/services.js";
 import { requireApiKey } from "../auth.js";
+import { annotationQueueRoutes } from "./annotation-queues-routes.js";
+import { fileRoutes } from "./files-routes.js";
+import { imageRoutes } from "./image-routes.js";
+import { inferenceCatalogRoutes } from "./inference-routes.js";
+import { labelRoutes } from "./labels-routes.js";
+import { objectRoutes } from "./objects-routes.js";
+import { refRoutes } from "./refs-routes.js";
+import { tracePublicServiceRoutes, traceServiceRoutes } from "./service-routes.js";
+import { tableRoutes } from "./tables-routes.js";
+import { v2DatasetRoutes } from "./v2/datasets-routes.js";
+import { v2EvaluationRoutes } from "./v2/evaluations-routes.js";
+import { v2ModelRoutes } from "./v2/models-routes.js";
+import { v2OpRoutes } from "./v2/ops-routes.js";
+import { v2ScorerRoutes } from "./v2/scorers-routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -8,9 +24,27 @@ import { requireApiKey } from "../auth.js";
  * and is registered here.
  */
 export async function traceRoutes(app: FastifyInstance): Promise<void> {
+  // Read at call time, so the calls store (or a test) can provide call headers after start.
+  const calls: CallHeaderLookup = { findCalls: (projectId, ids) => (app.services.traceCalls ?? noCalls).findCalls(projectId, ids) };
+  const trace = createTraceObjectServices(app.services.store, app.services.blobs, calls);
   // Routes that answer without a key (health, version, server info, model catalogues) are
   // registered before the hook, in their own scope.
+  await app.register(tracePublicServiceRoutes);
+  await app.register(inferenceCatalogRoutes);
   await app.register(async (authed) => {
     authed.addHook("onRequest", requireApiKey(app.services.store, "trace", ["bearer", "basic"]));
+    await authed.register(traceServiceRoutes);
+    await authed.register(objectRoutes, { trace });
+    await authed.register(labelRoutes, { trace });
+    await authed.register(tableRoutes, { trace });
+    await authed.register(fileRoutes, { trace });
+    await authed.register(refRoutes, { trace });
+    await authed.register(annotationQueueRoutes, { queues: trace.annotationQueues });
+    await authed.register(imageRoutes);
+    await authed.register(v2OpRoutes, { v2: trace.v2 });
+    await authed.register(v2DatasetRoutes, { v2: trace.v2 });
+    await authed.register(v2ScorerRoutes, { v2: trace.v2 });
+    await authed.register(v2EvaluationRoutes, { v2: trace.v2 });
+    await authed.register(v2ModelRoutes, { v2: trace.v2 });
   });
 }

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
+import { defineRoute } from "../../routes.js";
+import { sendJsonLines } from "../json-lines.js";
+import { JsonDict, OptionalString, StringList } from "../object-schemas.js";
+import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+
+const EvaluationCreateBody = z.object({
+  name: z.string(),
+  description: OptionalString,
+  dataset: z.string().describe("Dataset ref (weave:///...)"),
+  scorers: StringList.nullish(),
+  trials: z.number().int().min(1).default(1),
+  evaluation_name: OptionalString,
+  eval_attributes: JsonDict.nullish(),
+});
+
+/** /v2/{entity}/{project}/evaluations: an Evaluation object with its placeholder ops (`spec/trace.md` §4.14). */
+export async function v2EvaluationRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
+  useTraceObjectScope(app);
+  const { v2 } = options;
+  const common = traceRoute("v2 evaluations");
+  const view = (evaluation: Awaited<ReturnType<V2ObjectResources["readEvaluation"]>>) => ({
+    ...headerFields(evaluation),
+    name: evaluation.name,
+    description: evaluation.description,
+    dataset: evaluation.dataset,
+    scorers: evaluation.scorers,
+    trials: evaluation.trials,
+    evaluation_name: evaluation.evaluationName,
+    evaluate_op: evaluation.evaluateOp,
+    predict_and_score_op: evaluation.predictAndScoreOp,
+    summarize_op: evaluation.summarizeOp,
+  });
+
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/evaluations", summary: "Create an evaluation version", params: ProjectPath, body: EvaluationCreateBody, ...common }, async ({ params, body }, request) => {
+    const created = await v2.createEvaluation(
+      v2ProjectId(request, params),
+      {
+        name: body.name,
+        description: body.description,
+        dataset: body.dataset,
+        scorers: body.scorers,
+        trials: body.trials,
+        evaluationName: body.evaluation_name,
+        evalAttributes: body.eval_attributes,
+      },
+      wbUserIdOf(request),
+    );
+    return { ...createdFields(created), evaluation_ref: created.evaluationRef };
+  });
+
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluations/:object_id/versions/:digest", summary: "Read an evaluation version", params: VersionPath, ...common }, async ({ params }, request) =>
+    view(await v2.readEvaluation(v2ProjectId(request, params), params.object_id, params.digest)),
+  );
+
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluations", summary: "List evaluation versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
+    const evaluations = await v2.listEvaluations(v2ProjectId(request, params), pageOf(query));
+    return sendJsonLines(request, reply, evaluations.map(view), stringifyJsonLossless);
+  });
+
+  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/evaluations/:object_id", summary: "Delete evaluation versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
+    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+  }));
+}
