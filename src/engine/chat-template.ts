@@ -1,4 +1,4 @@
-import { Template } from "@huggingface/jinja";
+import { Environment, Interpreter, Template } from "@huggingface/jinja";
 import type { ChatTemplates } from "./checkpoint/tokenizer-config.js";
 import { strftime } from "./strftime.js";
 
@@ -124,9 +124,16 @@ function compile(template: string): Template {
   return parsed;
 }
 
+/**
+ * Template.render would declare its own `raise_exception` and refuse ours, so this sets up the
+ * environment itself: Jinja's constants, `range`, and the variables (our helpers included).
+ */
 function render(template: Template, variables: Record<string, unknown>): string {
+  const environment = new Environment();
+  const globals = { true: true, false: false, none: null, True: true, False: false, None: null, range: pythonRange };
   try {
-    return template.render(variables);
+    for (const [name, value] of Object.entries({ ...globals, ...variables })) environment.set(name, value);
+    return new Interpreter(environment).run(template.parsed).value as string;
   } catch (error) {
     if (error instanceof TemplateRaised) throw new ChatTemplateError("raised", error.message);
     throw new ChatTemplateError("render", `The chat template could not be rendered: ${(error as Error).message}`);
@@ -164,6 +171,16 @@ function finalMessageText(messages: readonly Record<string, unknown>[]): string 
     }
   }
   throw new ChatTemplateError("continue_final_message", "continue_final_message is set but we could not find any text to continue in the final message!");
+}
+
+/** Python's range(stop) / range(start, stop[, step]). */
+function pythonRange(...args: unknown[]): number[] {
+  if (args.length < 1 || args.length > 3 || !args.every((arg) => Number.isInteger(arg))) throw new Error("range expects 1 to 3 integer arguments");
+  const [start, stop, step = 1] = (args.length === 1 ? [0, args[0]] : args) as number[];
+  if (step === 0) throw new Error("range() arg 3 must not be zero");
+  const out: number[] = [];
+  for (let i = start!; step > 0 ? i < stop! : i > stop!; i += step) out.push(i);
+  return out;
 }
 
 /** Jinja sees a missing key as undefined; drop undefined members so `is defined` tests agree. */

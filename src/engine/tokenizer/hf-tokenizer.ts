@@ -34,6 +34,10 @@ export class HfTokenizer implements Tokenizer {
   private readonly cleanUpSpaces: boolean;
 
   constructor(json: JsonObject, config: TokenizerConfig, file = "tokenizer.json") {
+    const model = json.model;
+    if (!isObject(model) || model.type !== "BPE") {
+      throw new CheckpointError(file, "model.type", `${describe(isObject(model) ? model.type : model)} is not supported (BPE tokenizers only)`);
+    }
     this.pieceEncoding = pieceEncoding(json, file);
     try {
       this.lib = new LibTokenizer(json, config.raw);
