@@ -7,7 +7,7 @@ import { makeTempDir } from "../../testing/stores.js";
 import { CHATML_TEMPLATE } from "../fixtures/chatml-template.js";
 import { makeTinyModel } from "../fixtures/tiny-model.js";
 import { TsKernels } from "../kernels/ts/index.js";
-import { loadModel } from "./load.js";
+import { loadModel, modelInfo } from "./load.js";
 
 const root = makeTempDir("flywheel-load-");
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -37,6 +37,16 @@ describe("loadModel", () => {
     expect(model.templateSpecialTokens).toEqual({ eos_token: "<|im_end|>", pad_token: "<|endoftext|>", additional_special_tokens: ["<|im_start|>", "<|im_end|>"] });
     expect(model.tokenizer.vocabSize).toBeLessThanOrEqual(model.config.vocabSize);
     expect(model.transformer.kernels.name).toBe("ts");
+    expect(modelInfo("flywheel/tiny", model)).toEqual({
+      id: "flywheel/tiny",
+      architecture: "qwen2",
+      maxModelLen: 2048,
+      vocabSize: 576,
+      chatTemplate: CHATML_TEMPLATE,
+      generationDefaults: model.generationDefaults,
+      eosTokenIds: model.eosTokenIds,
+      priorityScheduling: false,
+    });
   });
 
   it("ties the output projection to the embedding when configured", () => {

@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { ModelInfo } from "../api.js";
 import { CheckpointError } from "../checkpoint/errors.js";
 import { generationDefaults, type GenerationConfig, readGenerationConfig } from "../checkpoint/generation-config.js";
 import { type ModelConfig, readModelConfig } from "../checkpoint/model-config.js";
@@ -80,4 +81,18 @@ function templateSpecialTokens(config: TokenizerConfig): Record<string, unknown>
   if (config.padToken !== undefined) tokens.pad_token = config.padToken;
   if (config.additionalSpecialTokens.length > 0) tokens.additional_special_tokens = config.additionalSpecialTokens;
   return tokens;
+}
+
+/** The `ModelInfo` the engine reports for a loaded model served as `id`. */
+export function modelInfo(id: string, model: LoadedModel, options: { priorityScheduling?: boolean } = {}): ModelInfo {
+  return {
+    id,
+    architecture: model.config.architecture,
+    maxModelLen: model.config.maxPositionEmbeddings,
+    vocabSize: model.config.vocabSize,
+    chatTemplate: model.chatTemplates.default,
+    generationDefaults: model.generationDefaults,
+    eosTokenIds: model.eosTokenIds,
+    priorityScheduling: options.priorityScheduling ?? false,
+  };
 }
