@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { afterAll } from "vitest";
 import type { Architecture } from "../engine/checkpoint/model-config.js";
 import { makeTinyModel, type TinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
 import { TsKernels } from "../engine/kernels/ts/index.js";
@@ -12,18 +13,24 @@ const made = new Map<string, TinyModel>();
 const loaded = new Map<string, LoadedModel>();
 let root: string | undefined;
 
+// Test files import this at collection time, so the hook removes the fixtures after each file.
+if (process.env.VITEST) {
+  afterAll(() => {
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+    root = undefined;
+    made.clear();
+    loaded.clear();
+  });
+}
+
 function fixtureRoot(): string {
-  if (!root) {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-models-"));
-    const dir = root;
-    process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-  }
+  root ??= fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-models-"));
   return root;
 }
 
 /**
- * A fixture model directory (Hugging Face layout) for tests, written once per test process for
- * each architecture and variant and removed when the process exits. Treat it as read-only.
+ * A fixture model directory (Hugging Face layout) for tests, written once per test file for each
+ * architecture and variant and removed after the file's tests. Treat it as read-only.
  */
 export function tinyModel(architecture: Architecture, variant: TinyModelVariant = {}): TinyModel {
   const key = JSON.stringify({ architecture, ...variant });
