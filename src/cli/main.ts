@@ -2,11 +2,13 @@
 import { ConfigError } from "../config.js";
 import { UsageError } from "./args.js";
 import { keysCommand, keysUsage } from "./keys.js";
+import { modelsCommand, modelsUsage } from "./models.js";
 import { serveCommand, serveUsage } from "./serve.js";
 
 const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   serve: { run: serveCommand, usage: serveUsage },
   keys: { run: keysCommand, usage: keysUsage },
+  models: { run: modelsCommand, usage: modelsUsage },
 };
 
 function usage(): string {

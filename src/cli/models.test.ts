@@ -1,0 +1,58 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CheckpointTensors } from "../engine/checkpoint/tensors.js";
+import { makeTinyModel } from "../engine/fixtures/tiny-model.js";
+import { runCli } from "../testing/cli.js";
+import { UsageError } from "./args.js";
+import { modelsCommand } from "./models.js";
+import { makeTempDir } from "../testing/stores.js";
+
+const root = makeTempDir("flywheel-cli-models-");
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+const digest = (dir: string) => {
+  const tensors = CheckpointTensors.open(dir);
+  try {
+    return tensors.digest();
+  } finally {
+    tensors.close();
+  }
+};
+
+describe("flywheel models make-tiny", () => {
+  it("writes the same model as the library call", async () => {
+    const out = path.join(root, "cli");
+    const res = await runCli(["models", "make-tiny", "--arch", "qwen3", "--out", out, "--seed", "4", "--dtype", "bf16", "--shards", "2", "--layers", "1"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`Wrote a qwen3 model (1 layers, hidden 64, vocab 576, bf16) to ${out}`);
+    const direct = path.join(root, "direct");
+    makeTinyModel(direct, { architecture: "qwen3", seed: 4, dtype: "bf16", shards: 2, numLayers: 1 });
+    expect(digest(out)).toBe(digest(direct));
+    expect(fs.readFileSync(path.join(out, "tokenizer.json"), "utf8")).toBe(fs.readFileSync(path.join(direct, "tokenizer.json"), "utf8"));
+  });
+
+  it("exits 2 with a message on a bad command line", async () => {
+    const res = await runCli(["models", "make-tiny", "--arch", "gpt2", "--out", root]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^flywheel: models make-tiny needs --arch llama\|qwen2\|qwen3/);
+  });
+
+  it("rejects every malformed option as a usage error", async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /flywheel models make-tiny --arch/],
+      [["make-tiny", "--out", root], /needs --arch llama\|qwen2\|qwen3/],
+      [["make-tiny", "--arch", "llama"], /needs --out DIR/],
+      [["make-tiny", "--arch", "llama", "--out", root, "--dtype", "f8"], /--dtype must be f32, f16 or bf16/],
+      [["make-tiny", "--arch", "llama", "--out", root, "--hidden", "0"], /--hidden must be an integer ≥ 1/],
+      [["make-tiny", "--arch", "llama", "--out", root, "--seed=1.5"], /--seed must be an integer ≥ 0/],
+      [["make-tiny", "--arch", "llama", "--out", root, "--tie-embeddings", "maybe"], /--tie-embeddings must be true or false/],
+      [["make-tiny", "--arch", "llama", "--out", path.join(root, "odd"), "--hidden", "30"], /head_dim must be an even integer/],
+      [["make-tiny", "--arch", "llama", "--out", root, "--bogus", "1"], /Unknown option '--bogus'/],
+    ];
+    for (const [args, message] of cases) {
+      await expect(modelsCommand(args), args.join(" ")).rejects.toThrow(message);
+      await expect(modelsCommand(args)).rejects.toBeInstanceOf(UsageError);
+    }
+  });
+});

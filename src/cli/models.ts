@@ -1,0 +1,60 @@
+import path from "node:path";
+import { SUPPORTED_ARCHITECTURES, type Architecture } from "../engine/checkpoint/model-config.js";
+import { type FixtureDType, makeTinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
+import { parseCommandArgs, UsageError } from "./args.js";
+
+export const modelsUsage = `flywheel models make-tiny --arch llama|qwen2|qwen3 --out DIR [--seed N] [--dtype f32|f16|bf16]
+    [--shards N] [--hidden N] [--layers N] [--heads N] [--kv-heads N] [--head-dim N]
+    [--intermediate N] [--bpe-vocab N] [--max-positions N] [--tie-embeddings true|false]
+  writes a small random model in Hugging Face layout (deterministic for a seed)`;
+
+const SIZE_FLAGS = {
+  hidden: "hiddenSize",
+  layers: "numLayers",
+  heads: "numHeads",
+  "kv-heads": "numKvHeads",
+  "head-dim": "headDim",
+  intermediate: "intermediateSize",
+  "bpe-vocab": "bpeVocabSize",
+  "max-positions": "maxPositionEmbeddings",
+  shards: "shards",
+} as const satisfies Record<string, keyof TinyModelOptions>;
+
+export async function modelsCommand(args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  if (action !== "make-tiny") throw new UsageError(modelsUsage);
+  const stringOptions = Object.fromEntries([...Object.keys(SIZE_FLAGS), "arch", "out", "seed", "dtype", "tie-embeddings"].map((name) => [name, { type: "string" as const }]));
+  const { values } = parseCommandArgs(rest, stringOptions);
+  const arch = values.arch;
+  if (!arch || !(SUPPORTED_ARCHITECTURES as readonly string[]).includes(arch as string)) {
+    throw new UsageError(`models make-tiny needs --arch ${SUPPORTED_ARCHITECTURES.join("|")}`);
+  }
+  if (!values.out) throw new UsageError("models make-tiny needs --out DIR");
+  const dtype = (values.dtype ?? "f32") as string;
+  if (!["f32", "f16", "bf16"].includes(dtype)) throw new UsageError(`--dtype must be f32, f16 or bf16, got '${dtype}'`);
+  const options: TinyModelOptions = { architecture: arch as Architecture, dtype: dtype as FixtureDType, seed: integerFlag("seed", values.seed as string | undefined, 0) };
+  for (const [flag, key] of Object.entries(SIZE_FLAGS)) {
+    const value = integerFlag(flag, values[flag] as string | undefined, 1);
+    if (value !== undefined) options[key] = value;
+  }
+  const tie = values["tie-embeddings"] as string | undefined;
+  if (tie !== undefined) {
+    if (tie !== "true" && tie !== "false") throw new UsageError(`--tie-embeddings must be true or false, got '${tie}'`);
+    options.tieWordEmbeddings = tie === "true";
+  }
+  const dir = path.resolve(values.out as string);
+  let model;
+  try {
+    model = makeTinyModel(dir, options);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { config } = model;
+  console.log(`Wrote a ${arch} model (${config.num_hidden_layers} layers, hidden ${config.hidden_size}, vocab ${config.vocab_size}, ${dtype}) to ${dir}`);
+}
+
+function integerFlag(flag: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${flag} must be an integer ≥ ${min}, got '${value}'`);
+  return Number(value);
+}
