@@ -1,0 +1,42 @@
+import type { AttentionShape, WeightMatrix } from "../../../kernels/types.js";
+import { asF32Matrix } from "../../../kernels/ts/matrix.js";
+import type { GemmOptions, TrainingKernels } from "../types.js";
+import { attentionBackward } from "./attention.js";
+import { rmsNormBackward, ropeBackward, siluMulBackward } from "./elementwise.js";
+import { gemm, linearBackward } from "./linear.js";
+
+/** The TypeScript training kernels, paired with the TS forward kernels: single-threaded, f64 sums. */
+export class TsTrainingKernels implements TrainingKernels {
+  readonly name = "ts";
+  private scratch = new Float64Array(1024);
+
+  linearBackward(dx: Float32Array, dy: Float32Array, rows: number, w: WeightMatrix, accumulate: boolean): void {
+    const matrix = asF32Matrix(w);
+    linearBackward(dx, dy, rows, matrix, accumulate, this.ensureScratch(4 * matrix.cols));
+  }
+
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
+    gemm(c, a, b, m, n, k, options, this.ensureScratch(m * n));
+  }
+
+  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean): void {
+    rmsNormBackward(dx, dy, x, weight, rows, eps, accumulate);
+  }
+
+  ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void {
+    ropeBackward(dx, rows, heads, headDim, positions, cos, sin);
+  }
+
+  siluMulBackward(dGate: Float32Array, dUp: Float32Array, dOut: Float32Array, gate: Float32Array, up: Float32Array, length: number): void {
+    siluMulBackward(dGate, dUp, dOut, gate, up, length);
+  }
+
+  attentionBackward(dq: Float32Array, dKeys: Float32Array, dValues: Float32Array, dOut: Float32Array, q: Float32Array, keys: Float32Array, values: Float32Array, rows: number, start: number, shape: AttentionShape): void {
+    attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape, this.ensureScratch(2 * (start + rows) + shape.headDim));
+  }
+
+  private ensureScratch(size: number): Float64Array {
+    if (this.scratch.length < size) this.scratch = new Float64Array(Math.max(size, 2 * this.scratch.length));
+    return this.scratch;
+  }
+}

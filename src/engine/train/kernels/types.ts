@@ -1,0 +1,65 @@
+import type { AttentionShape, WeightMatrix } from "../../kernels/types.js";
+
+/**
+ * The numeric kernels only the backward pass needs, beside the forward `Kernels` (which the
+ * trainer's forward reuses, so trained and served logprobs come from the same arithmetic). Like
+ * `Kernels`, everything is synchronous on caller-owned row-major f32 buffers. A backend pairs with
+ * one forward backend: `linearBackward` reads that backend's `WeightMatrix` handles.
+ */
+export interface TrainingKernels {
+  /** Which backend this is ("ts", "native"), matching the forward `Kernels.name` it pairs with. */
+  readonly name: string;
+
+  /**
+   * The input gradient of a frozen linear layer y = x Wᵀ: dx[r, i] (+)= Σ_o dy[r, o]·w[o, i] for
+   * r < rows, with w [out × in] as `Kernels.matmul` takes it. `accumulate` adds to dx instead of
+   * overwriting it.
+   */
+  linearBackward(dx: Float32Array, dy: Float32Array, rows: number, w: WeightMatrix, accumulate: boolean): void;
+
+  /**
+   * c (+)= alpha · op(a)·op(b) on plain f32 matrices, c [m × n], op(a) [m × k], op(b) [k × n]; op
+   * transposes when asked (a stored [k × m], b stored [n × k]). The LoRA factors' small products.
+   */
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options?: GemmOptions): void;
+
+  /**
+   * Backward of `Kernels.rmsNorm` (out = x / rms(x) · weight) over `rows` vectors of size
+   * weight.length: dx (+)= ∂out/∂x ᵀ dy, recomputing rms from x.
+   */
+  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean): void;
+
+  /** Backward of `Kernels.rope`, in place on the gradient: each pair rotates back by its angle. */
+  ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;
+
+  /** Backward of `Kernels.siluMul` (out = silu(gate)·up): writes dGate and dUp from dOut. */
+  siluMulBackward(dGate: Float32Array, dUp: Float32Array, dOut: Float32Array, gate: Float32Array, up: Float32Array, length: number): void;
+
+  /**
+   * Backward of `Kernels.attention` with the same layout (query r at position start + r sees
+   * positions 0..start+r): writes dq [rows × heads × headDim] and adds into dKeys / dValues
+   * [(start + rows) × kvHeads × headDim]. The softmax is recomputed from q and keys, so nothing
+   * of quadratic size is kept between forward and backward.
+   */
+  attentionBackward(
+    dq: Float32Array,
+    dKeys: Float32Array,
+    dValues: Float32Array,
+    dOut: Float32Array,
+    q: Float32Array,
+    keys: Float32Array,
+    values: Float32Array,
+    rows: number,
+    start: number,
+    shape: AttentionShape,
+  ): void;
+}
+
+export interface GemmOptions {
+  transposeA?: boolean;
+  transposeB?: boolean;
+  /** Default 1. */
+  alpha?: number;
+  /** Add to c instead of overwriting it. */
+  accumulate?: boolean;
+}

@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { encodeFloats } from "../engine/checkpoint/dtype.js";
+import type { Kernels } from "../engine/kernels/types.js";
+import { Rng } from "../engine/sampling/rng.js";
+import type { TrainingKernels } from "../engine/train/kernels/types.js";
+
+export interface KernelPair {
+  forward: Kernels;
+  training: TrainingKernels;
+}
+
+function randomArray(rng: Rng, length: number, scale = 1): Float32Array {
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) out[i] = (2 * rng.nextFloat() - 1) * scale;
+  return out;
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}
+
+/**
+ * The directional derivative of x ↦ ⟨dy, f(x)⟩ along `direction` by central differences: what
+ * ⟨vjp(dy), direction⟩ must equal. `f` runs the forward kernel on a perturbed copy.
+ */
+function centralDifference(f: (x: Float32Array) => Float32Array, x: Float32Array, direction: Float32Array, dy: Float32Array, step: number): number {
+  const plus = Float32Array.from(x, (value, i) => value + step * direction[i]!);
+  const minus = Float32Array.from(x, (value, i) => value - step * direction[i]!);
+  return (dot(dy, f(plus)) - dot(dy, f(minus))) / (2 * step);
+}
+
+function expectNear(actual: number, expected: number, relative: number): void {
+  expect(Math.abs(actual - expected)).toBeLessThanOrEqual(relative * Math.max(1, Math.abs(expected)));
+}
+
+/**
+ * The suite every training-kernel backend runs: each backward kernel is the exact adjoint of its
+ * forward kernel (checked by central differences through the forward backend it pairs with), and
+ * the plain products match a direct double-precision reference.
+ */
+export function describeTrainingKernelConformance(name: string, create: () => KernelPair): void {
+  describe(`${name} training kernels`, () => {
+    const { forward, training } = create();
+
+    it("linearBackward is dY·W for every row and output remainder, overwriting or accumulating", () => {
+      const rng = Rng.fromSeed(1);
+      for (const [rows, outDim, inDim] of [[1, 4, 3], [3, 5, 7], [4, 8, 16], [7, 6, 9], [9, 13, 5]] as const) {
+        const w = randomArray(rng, outDim * inDim);
+        const matrix = forward.createMatrix(outDim, inDim, "F32", encodeFloats("F32", w));
+        const dy = randomArray(rng, rows * outDim);
+        const expected = new Float64Array(rows * inDim);
+        for (let r = 0; r < rows; r++) for (let o = 0; o < outDim; o++) for (let i = 0; i < inDim; i++) expected[r * inDim + i] += dy[r * outDim + o]! * w[o * inDim + i]!;
+        const dx = new Float32Array(rows * inDim).fill(NaN);
+        training.linearBackward(dx, dy, rows, matrix, false);
+        dx.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
+        training.linearBackward(dx, dy, rows, matrix, true);
+        dx.forEach((value, i) => expect(value).toBeCloseTo(2 * expected[i]!, 5));
+      }
+    });
+
+    it("gemm computes alpha·op(a)·op(b) for every transpose combination", () => {
+      const rng = Rng.fromSeed(2);
+      const [m, n, k] = [3, 5, 4];
+      const a = randomArray(rng, m * k);
+      const b = randomArray(rng, k * n);
+      const at = new Float32Array(m * k);
+      const bt = new Float32Array(k * n);
+      for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) at[p * m + i] = a[i * k + p]!;
+      for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) bt[j * k + p] = b[p * n + j]!;
+      const expected = new Float64Array(m * n);
+      for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) for (let p = 0; p < k; p++) expected[i * n + j] += 0.5 * a[i * k + p]! * b[p * n + j]!;
+      for (const [transposeA, transposeB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+        const c = new Float32Array(m * n).fill(1);
+        training.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
+        c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
+        training.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5, accumulate: true });
+        c.forEach((value, i) => expect(value).toBeCloseTo(2 * expected[i]!, 5));
+      }
+    });
+
+    it("rmsNormBackward is the adjoint of rmsNorm's Jacobian", () => {
+      const rng = Rng.fromSeed(3);
+      const [rows, dim] = [3, 16];
+      const x = randomArray(rng, rows * dim, 2);
+      const weight = randomArray(rng, dim);
+      const dy = randomArray(rng, rows * dim);
+      const dx = new Float32Array(rows * dim);
+      training.rmsNormBackward(dx, dy, x, weight, rows, 1e-6, false);
+      const f = (input: Float32Array) => {
+        const out = new Float32Array(rows * dim);
+        forward.rmsNorm(out, input, weight, rows, 1e-6);
+        return out;
+      };
+      for (let trial = 0; trial < 4; trial++) {
+        const direction = randomArray(rng, rows * dim);
+        expectNear(dot(dx, direction), centralDifference(f, x, direction, dy, 1e-2), 2e-3);
+      }
+      const accumulated = new Float32Array(rows * dim).fill(1);
+      training.rmsNormBackward(accumulated, dy, x, weight, rows, 1e-6, true);
+      accumulated.forEach((value, i) => expect(value).toBeCloseTo(dx[i]! + 1, 5));
+    });
+
+    it("ropeBackward is the transpose of rope", () => {
+      const rng = Rng.fromSeed(4);
+      const [rows, heads, headDim] = [3, 2, 8];
+      const positions = Int32Array.of(0, 5, 2);
+      const cos = new Float32Array(6 * (headDim / 2));
+      const sin = new Float32Array(6 * (headDim / 2));
+      for (let p = 0; p < 6; p++) for (let i = 0; i < headDim / 2; i++) [cos[p * 4 + i], sin[p * 4 + i]] = [Math.cos(p / (i + 1)), Math.sin(p / (i + 1))];
+      const x = randomArray(rng, rows * heads * headDim);
+      const dy = randomArray(rng, rows * heads * headDim);
+      const rotated = x.slice();
+      forward.rope(rotated, rows, heads, headDim, positions, cos, sin);
+      const dx = dy.slice();
+      training.ropeBackward(dx, rows, heads, headDim, positions, cos, sin);
+      expect(dot(dx, x)).toBeCloseTo(dot(dy, rotated), 5);
+    });
+
+    it("siluMulBackward gives the gradients of silu(gate)·up", () => {
+      const rng = Rng.fromSeed(5);
+      const length = 24;
+      const gate = randomArray(rng, length, 4);
+      const up = randomArray(rng, length, 2);
+      const dOut = randomArray(rng, length);
+      const dGate = new Float32Array(length);
+      const dUp = new Float32Array(length);
+      training.siluMulBackward(dGate, dUp, dOut, gate, up, length);
+      const direction = randomArray(rng, length);
+      const viaGate = (g: Float32Array) => {
+        const out = new Float32Array(length);
+        forward.siluMul(out, g, up, length);
+        return out;
+      };
+      const viaUp = (u: Float32Array) => {
+        const out = new Float32Array(length);
+        forward.siluMul(out, gate, u, length);
+        return out;
+      };
+      expectNear(dot(dGate, direction), centralDifference(viaGate, gate, direction, dOut, 1e-2), 2e-3);
+      expectNear(dot(dUp, direction), centralDifference(viaUp, up, direction, dOut, 1e-2), 2e-3);
+    });
+
+    it("attentionBackward gives the gradients of grouped-query attention for queries, keys and values", () => {
+      const rng = Rng.fromSeed(6);
+      const shape = { heads: 4, kvHeads: 2, headDim: 8 };
+      const [rows, start] = [3, 4];
+      const kvSize = (start + rows) * shape.kvHeads * shape.headDim;
+      const q = randomArray(rng, rows * shape.heads * shape.headDim, 1.5);
+      const keys = randomArray(rng, kvSize, 1.5);
+      const values = randomArray(rng, kvSize);
+      const dOut = randomArray(rng, rows * shape.heads * shape.headDim);
+      const dq = new Float32Array(q.length);
+      const dKeys = new Float32Array(kvSize);
+      const dValues = new Float32Array(kvSize);
+      training.attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape);
+      const run = (qs: Float32Array, ks: Float32Array, vs: Float32Array) => {
+        const out = new Float32Array(q.length);
+        forward.attention(out, qs, rows, ks, vs, start, shape);
+        return out;
+      };
+      for (let trial = 0; trial < 3; trial++) {
+        const dirQ = randomArray(rng, q.length);
+        const dirK = randomArray(rng, kvSize);
+        const dirV = randomArray(rng, kvSize);
+        expectNear(dot(dq, dirQ), centralDifference((x) => run(x, keys, values), q, dirQ, dOut, 1e-2), 2e-3);
+        expectNear(dot(dKeys, dirK), centralDifference((x) => run(q, x, values), keys, dirK, dOut, 1e-2), 2e-3);
+        expectNear(dot(dValues, dirV), centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2), 2e-3);
+      }
+    });
+  });
+}
