@@ -1,0 +1,150 @@
+import type { Kernels } from "../../kernels/types.js";
+import type { ModelWeights } from "../../model/weights.js";
+import { expNonPositive, maxOf } from "../../sampling/fast-math.js";
+import type { TrainingKernels } from "../kernels/types.js";
+
+/** ℓ and H per position, prediction layout; NaN where not computed. */
+export interface TokenScores {
+  logprobs: Float64Array;
+  entropies: Float64Array;
+}
+
+/**
+ * The language-model head of the trainer: final norm, lm_head and log-softmax, only at the
+ * positions that are asked for, a chunk of rows at a time, so no [positions × vocab] matrix is
+ * ever held. ℓ_p = logits_p[target_p] − logsumexp(logits_p), summed exactly as the sampler sums
+ * its normalizer, so trained and sampled logprobs agree. The backward recomputes each chunk's
+ * logits (a second lm_head pass over the trained rows only) rather than keeping them.
+ */
+export class TokenScorer {
+  private readonly hidden: number;
+  private readonly vocab: number;
+  private gathered = new Float32Array(0);
+  private normed = new Float32Array(0);
+  private logits = new Float32Array(0);
+  private dNormed = new Float32Array(0);
+  private dGathered = new Float32Array(0);
+  /** The positions scored by the last `score`, and log Σ exp(logits) at each. */
+  private positions = new Int32Array(0);
+  private normalizers = new Float64Array(0);
+  private targets = new Int32Array(0);
+  private count = 0;
+
+  constructor(
+    private readonly kernels: Kernels,
+    private readonly training: TrainingKernels,
+    private readonly weights: ModelWeights,
+    private readonly eps: number,
+    sizes: { hidden: number; vocab: number },
+    private readonly chunkRows: number,
+  ) {
+    this.hidden = sizes.hidden;
+    this.vocab = sizes.vocab;
+  }
+
+  /**
+   * ℓ and entropy at every p < rows with mask[p] = 1, from the final hidden states [rows × hidden].
+   * `out` arrays must be as long as `mask`; other positions become NaN.
+   */
+  score(finalHidden: Float32Array, rows: number, targets: Int32Array, mask: Uint8Array, out: TokenScores): void {
+    out.logprobs.fill(NaN);
+    out.entropies.fill(NaN);
+    this.select(rows, targets, mask);
+    const vocab = this.vocab;
+    for (let first = 0; first < this.count; first += this.chunkRows) {
+      const count = Math.min(this.chunkRows, this.count - first);
+      const logits = this.chunkLogits(finalHidden, first, count);
+      for (let c = 0; c < count; c++) {
+        const row = logits.subarray(c * vocab, (c + 1) * vocab);
+        const max = maxOf(row, vocab);
+        let sum = 0;
+        let weighted = 0;
+        for (let j = 0; j < vocab; j++) {
+          const e = expNonPositive(row[j]! - max);
+          sum += e;
+          weighted += e * row[j]!;
+        }
+        const normalizer = max + Math.log(sum);
+        const position = this.positions[first + c]!;
+        this.normalizers[first + c] = normalizer;
+        out.logprobs[position] = row[this.targets[first + c]!]! - normalizer;
+        out.entropies[position] = normalizer - weighted / sum;
+      }
+    }
+  }
+
+  /**
+   * Adds dLoss/dh for the final hidden states of the scored positions into dHidden, from dLoss/dℓ
+   * (prediction layout): dlogits = g·(onehot(target) − softmax), back through lm_head and the norm.
+   */
+  backward(finalHidden: Float32Array, dLogprobs: Float64Array, dHidden: Float32Array): void {
+    const { hidden, vocab } = this;
+    // Keep only the scored positions that carry a gradient.
+    let kept = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (dLogprobs[this.positions[i]!] === 0) continue;
+      this.positions[kept] = this.positions[i]!;
+      this.normalizers[kept] = this.normalizers[i]!;
+      this.targets[kept] = this.targets[i]!;
+      kept++;
+    }
+    this.count = kept;
+    for (let first = 0; first < kept; first += this.chunkRows) {
+      const count = Math.min(this.chunkRows, kept - first);
+      const logits = this.chunkLogits(finalHidden, first, count);
+      for (let c = 0; c < count; c++) {
+        const g = dLogprobs[this.positions[first + c]!]!;
+        const normalizer = this.normalizers[first + c]!;
+        const offset = c * vocab;
+        for (let j = 0; j < vocab; j++) logits[offset + j] = -g * expNonPositive(logits[offset + j]! - normalizer);
+        logits[offset + this.targets[first + c]!] += g;
+      }
+      this.training.linearBackward(this.dNormed, logits, count, this.weights.lmHead, false);
+      this.training.rmsNormBackward(this.dGathered, this.dNormed, this.gathered, this.weights.finalNorm, count, this.eps, false);
+      for (let c = 0; c < count; c++) {
+        const to = this.positions[first + c]! * hidden;
+        const from = c * hidden;
+        for (let i = 0; i < hidden; i++) dHidden[to + i] += this.dGathered[from + i]!;
+      }
+    }
+  }
+
+  private select(rows: number, targets: Int32Array, mask: Uint8Array): void {
+    if (this.positions.length < rows) {
+      this.positions = new Int32Array(rows);
+      this.normalizers = new Float64Array(rows);
+      this.targets = new Int32Array(rows);
+    }
+    let count = 0;
+    for (let p = 0; p < rows; p++) {
+      if (!mask[p]) continue;
+      const target = targets[p]!;
+      if (!Number.isInteger(target) || target < 0 || target >= this.vocab) throw new RangeError(`target token ${target} at position ${p} is outside the model's vocabulary (${this.vocab})`);
+      this.positions[count] = p;
+      this.targets[count] = target;
+      count++;
+    }
+    this.count = count;
+  }
+
+  /** Gathers `count` selected rows from `first` on, normalizes them and returns their logits. */
+  private chunkLogits(finalHidden: Float32Array, first: number, count: number): Float32Array {
+    const { hidden, vocab } = this;
+    if (this.logits.length < count * vocab) {
+      const rows = Math.min(this.chunkRows, Math.max(count, this.logits.length / vocab));
+      this.logits = new Float32Array(rows * vocab);
+      this.gathered = new Float32Array(rows * hidden);
+      this.normed = new Float32Array(rows * hidden);
+      this.dNormed = new Float32Array(rows * hidden);
+      this.dGathered = new Float32Array(rows * hidden);
+    }
+    for (let c = 0; c < count; c++) {
+      const position = this.positions[first + c]!;
+      this.gathered.set(finalHidden.subarray(position * hidden, (position + 1) * hidden), c * hidden);
+    }
+    this.kernels.rmsNorm(this.normed, this.gathered, this.weights.finalNorm, count, this.eps);
+    const logits = this.logits.subarray(0, count * vocab);
+    this.kernels.matmul(logits, this.normed, count, this.weights.lmHead);
+    return logits;
+  }
+}

@@ -1,0 +1,146 @@
+import type { LoraAdapter } from "../../lora/adapter.js";
+import { ropeInverseFrequencies, RopeTable } from "../../model/rope.js";
+import type { Transformer } from "../../model/transformer.js";
+import type { TrainingKernels } from "../kernels/types.js";
+import { type ActivationSizes, GradientBuffers, LayerActivations } from "./activations.js";
+import { DecoderLayerPass, type PassLayout } from "./decoder-layer.js";
+import type { LoraGradients } from "./lora-gradients.js";
+import { PackedAttention } from "./packed-attention.js";
+import { attentionSpans, type TrainingSequence } from "./sequence.js";
+import { TokenScorer, type TokenScores } from "./token-logprobs.js";
+
+export interface TrainingModelOptions {
+  /** Rows of logits the LM head computes at once; bounds that buffer to rows × vocab floats. Default: 32 MiB worth, at least 1. */
+  logitsChunkRows?: number;
+  /**
+   * Bytes of per-layer activations kept between forward and backward. Beyond it only each layer's
+   * input is kept and a layer's forward is recomputed just before its backward. Default 1 GiB.
+   */
+  activationBudgetBytes?: number;
+}
+
+/** Which positions to score: ℓ_p = log p(targets[p] | tokens ≤ p) where mask[p] = 1 (prediction layout). */
+export interface ScoreRequest {
+  targets: Int32Array;
+  mask: Uint8Array;
+}
+
+/**
+ * The trainer's view of a `Transformer`: a forward over one (packed) sequence that keeps what the
+ * backward needs, and the backward from dLoss/dℓ to the gradients of a LoRA adapter's factors.
+ * It runs the model's own forward kernels, so its ℓ equal the logprobs inference computes. Not
+ * reentrant: one pass at a time (one per worker thread).
+ */
+export class TrainingModel {
+  private readonly layerPass: DecoderLayerPass;
+  private readonly scorer: TokenScorer;
+  private readonly rope: RopeTable;
+  private readonly sizes: ActivationSizes;
+  private readonly budget: number;
+  private readonly layerActivations: LayerActivations[] = [];
+  private readonly gradientBuffers: GradientBuffers;
+  /** Layer l's input at [l·rows·hidden, (l+1)·rows·hidden); the final hidden state last. */
+  private layerInputs = new Float32Array(0);
+  private dHidden = new Float32Array(0);
+  private last: { pass: PassLayout; keptAll: boolean; backwardReady: boolean } | null = null;
+
+  constructor(
+    readonly transformer: Transformer,
+    readonly training: TrainingKernels,
+    options: TrainingModelOptions = {},
+  ) {
+    const { config, kernels, weights } = transformer;
+    if (training.name !== kernels.name) throw new Error(`training kernels "${training.name}" do not pair with the model's "${kernels.name}" kernels`);
+    this.sizes = { hidden: config.hiddenSize, queries: config.numHeads * config.headDim, keyValues: config.numKvHeads * config.headDim, intermediate: config.intermediateSize };
+    this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxPositionEmbeddings);
+    const attention = new PackedAttention(kernels, training, { heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim });
+    this.layerPass = new DecoderLayerPass(config, kernels, training, this.rope, attention);
+    const chunkRows = options.logitsChunkRows ?? Math.max(1, Math.floor((32 << 20) / (4 * config.vocabSize)));
+    if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`logitsChunkRows must be a positive integer, got ${chunkRows}`);
+    this.scorer = new TokenScorer(kernels, training, weights, config.rmsNormEps, { hidden: config.hiddenSize, vocab: config.vocabSize }, chunkRows);
+    this.budget = options.activationBudgetBytes ?? 1 << 30;
+    this.gradientBuffers = new GradientBuffers(this.sizes);
+  }
+
+  /**
+   * Runs the sequence with `adapter` (null: the base model) and returns ℓ and the entropy at the
+   * requested positions (arrays as long as `request.mask`; NaN elsewhere). With
+   * `forBackward`, the activations stay for one `backward` call.
+   */
+  forward(sequence: TrainingSequence, adapter: LoraAdapter | null, request: ScoreRequest, forBackward = false): TokenScores {
+    const { config, kernels, weights } = this.transformer;
+    const rows = sequence.length;
+    this.check(sequence, request);
+    const pass: PassLayout = { rows, positions: sequence.inputPos.subarray(0, rows), spans: attentionSpans(sequence), adapter };
+    let maxPosition = 0;
+    for (let p = 0; p < rows; p++) maxPosition = Math.max(maxPosition, pass.positions[p]!);
+    this.rope.ensure(maxPosition + 1);
+
+    const rank = adapter?.rank ?? 0;
+    const keepAll = forBackward && config.numLayers * rows * LayerActivations.floatsPerRow(this.sizes, rank) * 4 <= this.budget;
+    const width = rows * config.hiddenSize;
+    if (this.layerInputs.length < (config.numLayers + 1) * width) this.layerInputs = new Float32Array((config.numLayers + 1) * width);
+    const inputOf = (layer: number) => this.layerInputs.subarray(layer * width, (layer + 1) * width);
+
+    kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
+    for (let layer = 0; layer < config.numLayers; layer++) {
+      const acts = this.activations(keepAll ? layer : 0, rows, rank);
+      this.layerPass.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1));
+    }
+    const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
+    this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
+    this.last = { pass, keptAll: keepAll, backwardReady: forBackward };
+    return scores;
+  }
+
+  /**
+   * Adds dLoss/d(A, B) of the adapter the last `forward(…, true)` ran with into `gradients`, from
+   * dLoss/dℓ in the same prediction layout.
+   */
+  backward(dLogprobs: Float64Array, gradients: LoraGradients): void {
+    const last = this.last;
+    if (!last?.backwardReady) throw new Error("backward needs a forward(…, forBackward = true) first");
+    last.backwardReady = false;
+    const { pass } = last;
+    if (!pass.adapter || gradients.adapter !== pass.adapter) throw new Error("backward computes gradients for the adapter the forward ran with");
+    const { config, weights } = this.transformer;
+    const { rows } = pass;
+    const width = rows * config.hiddenSize;
+    const inputOf = (layer: number) => this.layerInputs.subarray(layer * width, (layer + 1) * width);
+    if (this.dHidden.length < width) this.dHidden = new Float32Array(width);
+    const dHidden = this.dHidden.subarray(0, width);
+    dHidden.fill(0);
+    this.scorer.backward(inputOf(config.numLayers), dLogprobs, dHidden);
+    this.gradientBuffers.ensure(rows, pass.adapter.rank);
+    for (let layer = config.numLayers - 1; layer >= 0; layer--) {
+      const layerWeights = weights.layers[layer]!;
+      const acts = this.activations(last.keptAll ? layer : 0, rows, pass.adapter.rank);
+      // Recompute this layer's activations from its kept input (bit-identical to the first pass).
+      if (!last.keptAll) this.layerPass.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
+      this.layerPass.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
+    }
+  }
+
+  private activations(index: number, rows: number, rank: number): LayerActivations {
+    while (this.layerActivations.length <= index) this.layerActivations.push(new LayerActivations(this.sizes));
+    const acts = this.layerActivations[index]!;
+    acts.ensure(rows, rank);
+    return acts;
+  }
+
+  private check(sequence: TrainingSequence, request: ScoreRequest): void {
+    const { vocabSize, maxPositionEmbeddings } = this.transformer.config;
+    const rows = sequence.length;
+    if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`a training sequence needs at least one token, got length ${rows}`);
+    for (const [name, array] of [["tokens", sequence.tokens], ["inputPos", sequence.inputPos], ["groupIds", sequence.groupIds], ["parentIds", sequence.parentIds]] as const) {
+      if (array.length < rows) throw new RangeError(`${name} has ${array.length} entries, the sequence has ${rows} tokens`);
+    }
+    if (request.targets.length !== request.mask.length || request.mask.length < rows) throw new RangeError(`targets and mask must have the same length, at least the sequence's ${rows} tokens`);
+    for (let p = 0; p < rows; p++) {
+      const id = sequence.tokens[p]!;
+      if (!(id >= 0 && id < vocabSize)) throw new RangeError(`token id ${id} at position ${p} is outside the model's vocabulary (${vocabSize})`);
+      const position = sequence.inputPos[p]!;
+      if (!(position >= 0 && position < maxPositionEmbeddings)) throw new RangeError(`position ${position} of token ${p} is outside max_position_embeddings (${maxPositionEmbeddings})`);
+    }
+  }
+}
