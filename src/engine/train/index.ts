@@ -18,6 +18,11 @@
  * SFT job: resolveSftTrainConfig → sftExampleFromJson per line → tokenizeSftExample → planSftBatches
  *   → buildSftBatches → per batch sftLossInputs + sftBatchLoss → clipGradNorm(…, 1.0) → AdamW → sftStepMetrics.
  * /log: trajectoryGroupLogMetrics(groups), stored under `{split}/{metric}`.
+ *
+ * The model side: `LoraTrainer` (lora-trainer.ts) runs the forward/backward of a `Transformer`
+ * with a LoRA adapter over packed rows and SFT rows and applies the steps above; `TrainingModel`
+ * (transformer/) is the forward that keeps activations and the backward to the LoRA gradients;
+ * `TrainingKernels` (kernels/) are the backward's numeric kernels.
  */
 export * from "./adamw.js";
 export * from "./advantages.js";
@@ -26,8 +31,11 @@ export * from "./chat-render.js";
 export * from "./config.js";
 export * from "./errors.js";
 export * from "./importance-ratios.js";
+export * from "./kernels/select.js";
+export * from "./kernels/types.js";
 export * from "./learning-rate.js";
 export * from "./log-metrics.js";
+export * from "./lora-trainer.js";
 export * from "./loss-inputs.js";
 export * from "./packing.js";
 export * from "./rl-loss.js";
@@ -38,3 +46,7 @@ export * from "./step-metrics.js";
 export * from "./tokenize-groups.js";
 export * from "./tokenize-history.js";
 export * from "./trajectory.js";
+export * from "./transformer/lora-gradients.js";
+export * from "./transformer/sequence.js";
+export * from "./transformer/token-logprobs.js";
+export * from "./transformer/training-model.js";
