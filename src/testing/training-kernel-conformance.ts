@@ -145,28 +145,33 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
     it("attentionBackward gives the gradients of grouped-query attention for queries, keys and values", () => {
       const rng = Rng.fromSeed(6);
       const shape = { heads: 4, kvHeads: 2, headDim: 8 };
-      const [rows, start] = [3, 4];
-      const kvSize = (start + rows) * shape.kvHeads * shape.headDim;
-      const q = randomArray(rng, rows * shape.heads * shape.headDim, 1.5);
-      const keys = randomArray(rng, kvSize, 1.5);
-      const values = randomArray(rng, kvSize);
-      const dOut = randomArray(rng, rows * shape.heads * shape.headDim);
-      const dq = new Float32Array(q.length);
-      const dKeys = new Float32Array(kvSize);
-      const dValues = new Float32Array(kvSize);
-      training.attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape);
-      const run = (qs: Float32Array, ks: Float32Array, vs: Float32Array) => {
-        const out = new Float32Array(q.length);
-        forward.attention(out, qs, rows, ks, vs, start, shape);
-        return out;
-      };
-      for (let trial = 0; trial < 3; trial++) {
-        const dirQ = randomArray(rng, q.length);
-        const dirK = randomArray(rng, kvSize);
-        const dirV = randomArray(rng, kvSize);
-        expectNear(dot(dq, dirQ), centralDifference((x) => run(x, keys, values), q, dirQ, dOut, 1e-2), 2e-3);
-        expectNear(dot(dKeys, dirK), centralDifference((x) => run(q, x, values), keys, dirK, dOut, 1e-2), 2e-3);
-        expectNear(dot(dValues, dirV), centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2), 2e-3);
+      // A short run after a prefix, and one long enough to span several blocks of query rows.
+      for (const [rows, start] of [[3, 4], [45, 6]] as const) {
+        const kvSize = (start + rows) * shape.kvHeads * shape.headDim;
+        const q = randomArray(rng, rows * shape.heads * shape.headDim, 1.5);
+        const keys = randomArray(rng, kvSize, 1.5);
+        const values = randomArray(rng, kvSize);
+        const dOut = randomArray(rng, rows * shape.heads * shape.headDim);
+        const dq = new Float32Array(q.length);
+        const dKeys = new Float32Array(kvSize).fill(0.5);
+        const dValues = new Float32Array(kvSize).fill(0.5);
+        training.attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape);
+        // Keys and values gradients are added to what the buffers held.
+        dKeys.forEach((_, i) => (dKeys[i] -= 0.5));
+        dValues.forEach((_, i) => (dValues[i] -= 0.5));
+        const run = (qs: Float32Array, ks: Float32Array, vs: Float32Array) => {
+          const out = new Float32Array(q.length);
+          forward.attention(out, qs, rows, ks, vs, start, shape);
+          return out;
+        };
+        for (let trial = 0; trial < 3; trial++) {
+          const dirQ = randomArray(rng, q.length);
+          const dirK = randomArray(rng, kvSize);
+          const dirV = randomArray(rng, kvSize);
+          expectNear(dot(dq, dirQ), centralDifference((x) => run(x, keys, values), q, dirQ, dOut, 1e-2), 2e-3);
+          expectNear(dot(dKeys, dirK), centralDifference((x) => run(q, x, values), keys, dirK, dOut, 1e-2), 2e-3);
+          expectNear(dot(dValues, dirV), centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2), 2e-3);
+        }
       }
     });
   });

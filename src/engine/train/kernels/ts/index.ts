@@ -1,7 +1,7 @@
 import type { AttentionShape, WeightMatrix } from "../../../kernels/types.js";
 import { asF32Matrix } from "../../../kernels/ts/matrix.js";
 import type { GemmOptions, TrainingKernels } from "../types.js";
-import { attentionBackward } from "./attention.js";
+import { attentionBackward, attentionBackwardScratchSize } from "./attention.js";
 import { rmsNormBackward, ropeBackward, siluMulBackward } from "./elementwise.js";
 import { gemm, linearBackward } from "./linear.js";
 
@@ -32,7 +32,7 @@ export class TsTrainingKernels implements TrainingKernels {
   }
 
   attentionBackward(dq: Float32Array, dKeys: Float32Array, dValues: Float32Array, dOut: Float32Array, q: Float32Array, keys: Float32Array, values: Float32Array, rows: number, start: number, shape: AttentionShape): void {
-    attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape, this.ensureScratch(2 * (start + rows) + shape.headDim));
+    attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape, this.ensureScratch(attentionBackwardScratchSize(start + rows, shape.headDim)));
   }
 
   private ensureScratch(size: number): Float64Array {
