@@ -1,3 +1,7 @@
+import { Template } from "@huggingface/jinja";
+import type { ModelInfo } from "../engine/api.js";
+import { ByteTokenizer } from "./byte-tokenizer.js";
+import type { ChatTemplateInput, TemplateModel } from "../server/chat/template.js";
 import { ApiError } from "../server/errors.js";
 import { type ChatCompletionRequest, ChatCompletionReq } from "../server/chat/request-schema.js";
 import { parseInput } from "../server/validation.js";
@@ -34,4 +38,49 @@ export async function asyncApiErrorOf(action: () => Promise<unknown>): Promise<T
     throw error;
   }
   throw new Error("expected an ApiError, but nothing was thrown");
+}
+
+/**
+ * A plain @huggingface/jinja rendering for tests of the chat layer on its own (no continue_final_message
+ * trimming, no HF `tojson` overrides); the service renders through the engine's full implementation.
+ */
+export function renderWithJinja(model: TemplateModel, input: ChatTemplateInput): string {
+  const eos = model.tokenizer.eosTokenId;
+  return new Template(input.template).render({
+    ...input.variables,
+    messages: input.messages,
+    tools: input.tools,
+    documents: input.documents,
+    add_generation_prompt: input.addGenerationPrompt,
+    continue_final_message: input.continueFinalMessage,
+    eos_token: eos === undefined ? "" : model.tokenizer.tokenString(eos),
+  });
+}
+
+/** A ChatML template in the style of Qwen's: tools in the system turn, <think> reasoning, tool calls and results. */
+export const CHATML_TEMPLATE = [
+  String.raw`{%- if tools %}{{- '<|im_start|>system\n# Tools\n<tools>' }}{%- for tool in tools %}{{- '\n' + tool.function.name }}{%- endfor %}{{- '\n</tools><|im_end|>\n' }}{%- endif %}`,
+  String.raw`{%- for message in messages %}{{- '<|im_start|>' + message.role + '\n' }}`,
+  String.raw`{%- if message.reasoning_content %}{{- '<think>' + message.reasoning_content + '</think>' }}{%- endif %}{{- message.content }}`,
+  String.raw`{%- for call in message.tool_calls or [] %}{{- '<tool_call>' + call.function.name + '</tool_call>' }}{%- endfor %}{{- '<|im_end|>\n' }}{%- endfor %}`,
+  String.raw`{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- if enable_thinking is defined and not enable_thinking %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}{%- endif %}`,
+].join("");
+
+/** The model-side inputs of chat rendering (a model description and a real byte-level tokenizer), for unit tests. */
+export function byteModel(info: Partial<ModelInfo> = {}): TemplateModel & { tokenizer: ByteTokenizer } {
+  const tokenizer = new ByteTokenizer();
+  return {
+    tokenizer,
+    info: {
+      id: "test/base",
+      architecture: "qwen2",
+      maxModelLen: 256,
+      vocabSize: tokenizer.vocabSize + 8,
+      chatTemplate: CHATML_TEMPLATE,
+      generationDefaults: {},
+      eosTokenIds: [tokenizer.eosTokenId],
+      priorityScheduling: false,
+      ...info,
+    },
+  };
 }
