@@ -1,5 +1,8 @@
 import { Template } from "@huggingface/jinja";
-import type { ModelInfo } from "../engine/api.js";
+import type { GenerateEvent, ModelInfo, SampledToken } from "../engine/api.js";
+import type { Tokenizer } from "../engine/tokenizer/types.js";
+import type { CompletionPlan } from "../server/chat/completion-plan.js";
+import { LogprobFormatter } from "../server/chat/logprobs.js";
 import { ByteTokenizer } from "./byte-tokenizer.js";
 import type { ChatTemplateInput, TemplateModel } from "../server/chat/template.js";
 import { ApiError } from "../server/errors.js";
@@ -83,4 +86,36 @@ export function byteModel(info: Partial<ModelInfo> = {}): TemplateModel & { toke
       ...info,
     },
   };
+}
+
+/** A completion plan with neutral settings (one choice, no logprobs, no tools), for response and stream tests. */
+export function testPlan(tokenizer: Tokenizer, overrides: Partial<CompletionPlan> = {}): CompletionPlan {
+  let calls = 0;
+  return {
+    id: "chatcmpl-test",
+    created: 1700000000,
+    model: "test/base",
+    systemFingerprint: "flywheel-test-00000000",
+    n: 1,
+    role: "assistant",
+    echo: null,
+    output: { reasoning: null, includeReasoning: true, toolChoice: { kind: "none" }, parallelToolCalls: true, newToolCallId: () => `chatcmpl-tool-${calls++}` },
+    logprobs: false,
+    formatter: new LogprobFormatter(tokenizer, { asTokenIds: false, topCount: 0 }),
+    returnTokenIds: false,
+    promptLogprobs: false,
+    hideTokenMetadata: false,
+    streamUsage: { include: false, continuous: false },
+    ...overrides,
+  };
+}
+
+/** The tokens of `text` as the engine reports sampled tokens, each with one alternative. */
+export function sampledTokens(tokenizer: Tokenizer, text: string, logprob = -0.25): SampledToken[] {
+  return tokenizer.encode(text).map((tokenId) => ({ tokenId, logprob, top: [{ tokenId, logprob }, { tokenId: 0, logprob: logprob - 1 }] }));
+}
+
+/** Engine events as an async iterable, the shape `InferenceEngine.generate` returns. */
+export async function* eventStream(events: GenerateEvent[]): AsyncIterable<GenerateEvent> {
+  for (const event of events) yield event;
 }
