@@ -5,6 +5,7 @@ import type { ModelCatalog } from "../engine/catalog.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
 import { requireApiKey } from "./auth.js";
+import type { ChatEngines } from "./chat/engines.js";
 import { chatRoutes } from "./chat/index.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
 import { installMethodNotAllowed } from "./method-not-allowed.js";
@@ -20,6 +21,8 @@ export interface AppServices {
   store: Store;
   blobs: BlobStore;
   catalog: ModelCatalog;
+  /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
+  engines?: ChatEngines;
 }
 
 declare module "fastify" {
