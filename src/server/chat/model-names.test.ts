@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isTrainedModelSyntax, parseModelName } from "./model-names.js";
+import { parseModelName } from "./model-names.js";
 
 const served = new Set(["org/base", "odd@7"]);
 const parse = (name: string) => parseModelName(name, (id) => served.has(id));
@@ -39,12 +39,5 @@ describe("model names", () => {
       expect(parse(name), name).toBeUndefined();
     }
     expect(parse("wandb-artifact:///e/p/n:step99999999999999999999")).toMatchObject({ step: -1 });
-  });
-
-  it("tells trained-model syntax from base ids without a lookup", () => {
-    expect(isTrainedModelSyntax("wandb-artifact:///e/p/n")).toBe(true);
-    expect(isTrainedModelSyntax("artifact://e/p/n:step1")).toBe(true);
-    expect(isTrainedModelSyntax("n@1")).toBe(true);
-    expect(isTrainedModelSyntax("org/base")).toBe(false);
   });
 });

@@ -16,11 +16,6 @@ const ARTIFACT_SCHEME = /^(?:wandb-artifact|artifact):\/\/\/?/;
 const ARTIFACT_PATH = /^([^/:@\s]+)\/([^/:@\s]+)\/([^/:@\s]+)(?::(latest|step(\d+)))?$/;
 const LOCAL_NAME = /^([A-Za-z0-9][A-Za-z0-9_.-]*)@(\d+)$/;
 
-/** True when the name uses a trained-model syntax, whether or not such a model exists. */
-export function isTrainedModelSyntax(name: string): boolean {
-  return ARTIFACT_SCHEME.test(name) || LOCAL_NAME.test(name);
-}
-
 /**
  * Parses a name; `isBaseModel` decides ids that are served base models (checked first, so a base
  * model whose id happens to contain `@` stays a base model). Returns undefined for a name that

@@ -8,7 +8,7 @@ import { findModelByName, findModelsNamed, type ModelRow } from "../../store/mod
 import type { Database } from "../../store/schema.js";
 import { ApiError } from "../errors.js";
 import { chatRuleError, modelNotFound } from "./chat-errors.js";
-import { type ModelName, parseModelName } from "./model-names.js";
+import { type ModelName, parseModelName, type TrainedModelName } from "./model-names.js";
 
 /** What a request's `model` resolves to: the base weights the engine runs, plus an adapter for trained models. */
 export interface ResolvedModel {
@@ -69,7 +69,7 @@ export async function resolveModel(request: ModelRequest, entity: string, deps: 
   return dir ? { ...resolved, adapter: { id: checkpoint.id, dir } } : resolved;
 }
 
-async function findTrainedModel(name: Exclude<ModelName, { kind: "base" }>, entity: string, db: Kysely<Database>): Promise<ModelRow | undefined> {
+async function findTrainedModel(name: TrainedModelName, entity: string, db: Kysely<Database>): Promise<ModelRow | undefined> {
   if (name.kind === "artifact") {
     return name.entity === entity ? findModelByName(db, entity, name.project, name.name) : undefined;
   }

@@ -82,6 +82,7 @@ describe("planning a completion", () => {
     expect(plan({ ...prefill, echo: true }).plan).toMatchObject({ role: "assistant", echo: "Once\nupon" });
     expect(plan({ echo: true }).plan.echo).toBe("");
     expect(plan({ echo: true }).generate.params.promptLogprobs).toBe(0);
+    expect(plan({ echo: true, stream: true }).generate.params.promptLogprobs).toBeNull();
   });
 
   it("streams usage as asked", () => {

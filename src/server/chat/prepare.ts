@@ -99,6 +99,8 @@ export function planCompletion(
   const params = buildSamplingParams(req, { info, tokenizerVocabSize: tokenizer.vocabSize, maxTokens: budget.maxTokens, logprobs });
   // `<tool_call>` may be a special token: keep special tokens in the text when calls are parsed (vLLM's Hermes parser does).
   if (toolChoice.kind !== "none") params.skipSpecialTokens = false;
+  // Streams never carry prompt logprobs (explicit ones are refused above 0); don't compute them.
+  if (req.stream) params.promptLogprobs = null;
 
   const reasoning = features.reasoning ? reasoningStartOf(prompt.text) : null;
   const role = responseRole(req);
