@@ -49,6 +49,11 @@ export async function findModelByName(db: Kysely<Database>, entity: string, proj
     .executeTakeFirst();
 }
 
+/** Every model of `entity` with this name, across its projects (ART's `name@step` names carry no project). */
+export async function findModelsNamed(db: Kysely<Database>, entity: string, name: string): Promise<ModelRow[]> {
+  return db.selectFrom("models").selectAll().where("entity", "=", entity).where("name", "=", name).orderBy("project").execute();
+}
+
 /** The model with this id if it belongs to `entity`; another entity's model is indistinguishable from a missing one. */
 export async function getModel(db: Kysely<Database>, entity: string, id: string): Promise<ModelRow | undefined> {
   return db.selectFrom("models").selectAll().where("id", "=", id).where("entity", "=", entity).executeTakeFirst();
