@@ -24,7 +24,6 @@ export interface AppServices {
   catalog: ModelCatalog;
   /** Headers of trace calls, for annotation queue items; until the calls store provides it, none are found. */
   traceCalls?: CallHeaderLookup;
-
   /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
   engines?: ChatEngines;
 }
