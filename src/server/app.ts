@@ -20,6 +20,8 @@ export interface AppServices {
   store: Store;
   blobs: BlobStore;
   catalog: ModelCatalog;
+  /** Called after a training job is queued, so an in-process worker can start it without waiting for its next poll. */
+  onJobQueued?: () => void;
 }
 
 declare module "fastify" {

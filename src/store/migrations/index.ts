@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as foundation from "./001-foundation.js";
+import * as training from "./002-training.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -7,6 +8,7 @@ import * as foundation from "./001-foundation.js";
  */
 const migrations: Record<string, Migration> = {
   "001-foundation": foundation,
+  "002-training": training,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
