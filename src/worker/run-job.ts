@@ -24,7 +24,7 @@ export interface JobRunnerDeps {
   stepDelayMs: number;
 }
 
-/** A failure to report as the job's training_failed message. */
+/** A failure found by the runner itself; like any error, its message becomes training_failed's. */
 class JobFailure extends Error {}
 
 /**
@@ -75,7 +75,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     await commitJobCheckpoint(db, lease, model.id, next);
   } catch (error) {
     if (error instanceof LeaseLostError || signal.aborted) return;
-    const message = error instanceof JobFailure ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    const message = error instanceof Error ? error.message : String(error);
     await failJob(db, lease, message).catch((failError: unknown) => {
       if (!(failError instanceof LeaseLostError)) throw failError;
     });
