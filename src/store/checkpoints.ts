@@ -85,27 +85,27 @@ export async function mergeCheckpointMetrics(db: Kysely<Database>, modelId: stri
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
-        // A no-op write first: it takes the row lock (PostgreSQL) or the write lock (SQLite), so two
-        // concurrent logs cannot both read the old metrics and lose one update.
+        // A no-op write that returns the row it locked (the row lock on PostgreSQL, the write lock
+        // on SQLite): the metrics are read under the lock, so concurrent logs cannot lose updates.
         const latestStep = trx.selectFrom("checkpoints").select((eb) => eb.fn.max("step").as("step")).where("model_id", "=", modelId);
-        await trx
+        const locked = await trx
           .updateTable("checkpoints")
           .set((eb) => ({ metrics: eb.ref("metrics") }))
           .where("model_id", "=", modelId)
           .where("step", "=", latestStep)
-          .execute();
-        const latest = await latestCheckpoint(trx, modelId);
-        if (!latest) {
+          .returning(["id", "step", "metrics"])
+          .executeTakeFirst();
+        if (!locked) {
           const created = await insertCheckpoint(trx, { modelId, step: 0, files: null, metrics });
           return { step: created.step, metrics: created.metrics };
         }
-        const merged = { ...decodeJson<Record<string, number>>(latest.metrics), ...metrics };
-        await trx.updateTable("checkpoints").set({ metrics: encodeJson(merged) }).where("id", "=", latest.id).execute();
-        return { step: latest.step, metrics: merged };
+        const merged = { ...decodeJson<Record<string, number>>(locked.metrics), ...metrics };
+        await trx.updateTable("checkpoints").set({ metrics: encodeJson(merged) }).where("id", "=", locked.id).execute();
+        return { step: locked.step, metrics: merged };
       });
     } catch (error) {
-      // Two first logs raced to create step 0: the loser merges into the winner's row.
-      if (!isUniqueViolation(error) || attempt >= 3) throw error;
+      // Another log created step 0 first: merge into it on the next round.
+      if (!isUniqueViolation(error) || attempt >= 5) throw error;
     }
   }
 }

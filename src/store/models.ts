@@ -65,8 +65,9 @@ export async function listModels(db: Kysely<Database>, entity: string): Promise<
  */
 export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number; cancelledJobs: number }> {
   return db.transaction().execute(async (trx) => {
-    const cancelledJobs = await cancelActiveJobsOfModel(trx, id, "Training job was cancelled because its model was deleted");
+    // A write first, so that SQLite takes its write lock before anything is read.
     const result = await trx.deleteFrom("checkpoints").where("model_id", "=", id).executeTakeFirst();
+    const cancelledJobs = await cancelActiveJobsOfModel(trx, id, "Training job was cancelled because its model was deleted");
     await trx.deleteFrom("models").where("id", "=", id).execute();
     return { deletedCheckpoints: Number(result.numDeletedRows), cancelledJobs };
   });

@@ -127,6 +127,26 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
     expect(bad.json().detail[8]).toMatchObject({ msg: "Field required", type: "missing" });
   });
 
+  it("documents the training routes in /openapi.json from the same schemas", async () => {
+    const doc = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    for (const path of [
+      "/v1/preview/training-jobs",
+      "/v1/preview/sft-training-jobs",
+      "/v1/preview/training-jobs/{training_job_id}",
+      "/v1/preview/training-jobs/{training_job_id}/events",
+      "/v1/preview/training-jobs/{training_job_id}/cancel",
+      "/v1/preview/models/{model_id}/log",
+      "/v1/preview/artifacts",
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    const body = doc.paths["/v1/preview/training-jobs"].post.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["model_id", "trajectory_groups"]);
+    expect(Object.keys(body.properties.experimental_config.anyOf[0].properties)).toEqual(expect.arrayContaining(["learning_rate", "kl_penalty_step_lag", "loss_fn"]));
+    const events = doc.paths["/v1/preview/training-jobs/{training_job_id}/events"].get;
+    expect(events.parameters.find((p: { name: string }) => p.name === "limit").schema).toMatchObject({ minimum: 1, maximum: 100, default: 20 });
+  });
+
   it("requires model_id and trajectory_groups, and answers an unknown model with 404", async () => {
     const res = await post({});
     expect(locs(res.json())).toEqual(["body.model_id", "body.trajectory_groups"]);
