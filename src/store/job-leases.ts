@@ -154,7 +154,7 @@ export async function reapExpiredLeases(db: Kysely<Database>, options: ReapOptio
 /** Gives a job back on shutdown: the same rule as an expired lease, without waiting for it to expire. */
 export async function releaseLease(db: Kysely<Database>, lease: Lease, options: ReapOptions): Promise<"requeued" | "failed" | undefined> {
   try {
-    return await withLease(db, lease, (trx) => requeueOrFail(trx, lease.jobId, options.maxAttempts, "its worker was shut down while the job ran"));
+    return await withLease(db, lease, (trx) => requeueOrFail(trx, lease.jobId, options.maxAttempts, "its worker shut down"));
   } catch (error) {
     if (error instanceof LeaseLostError) return undefined;
     throw error;

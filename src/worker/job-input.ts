@@ -1,7 +1,8 @@
 import type { BlobStore } from "../store/blobs.js";
 import { decodeJson } from "../store/json.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
-import { parseSftRows, type SftRow } from "./sft-data.js";
+import { parseSftRows } from "./sft-data.js";
+import type { RlWork, SftWork } from "./trainer.js";
 import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
 import type { TrajectoryGroup } from "./trajectories.js";
 
@@ -19,9 +20,7 @@ export interface SftJobInput {
   num_rows: number;
 }
 
-export type JobWork =
-  | { kind: "rl"; trajectoryGroups: TrajectoryGroup[]; config: RlTrainingConfig }
-  | { kind: "sft"; rows: SftRow[]; config: SftTrainingConfig; metadata: unknown };
+export type JobWork = RlWork | SftWork;
 
 /** Decodes a job's stored input and config; SFT rows are read back from the blob store. */
 export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore): Promise<JobWork> {

@@ -107,7 +107,7 @@ describe.each(testDialects)("training jobs over HTTP on %s", (dialect) => {
     const modelId = await registerModel(t, "m");
     const running = await createRlJob(t, modelId);
     const queued = await createRlJob(t, modelId);
-    await waitForJob(t, running, (job) => job.status === "running");
+    while ((await allEvents(t, running)).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
 
     for (const id of [queued, running]) {
       const res = await t.request(t.keys.alice, { method: "POST", url: `/v1/preview/training-jobs/${id}/cancel` });
@@ -128,6 +128,17 @@ describe.each(testDialects)("training jobs over HTTP on %s", (dialect) => {
     expect(again.json().detail).toMatch(/already ended \(cancelled\)/);
     // The model's next job still runs.
     expect((await waitForJob(t, await createRlJob(t, modelId), isTerminal)).step).toBe(1);
+  });
+
+  it("gives a started job back as failed when its worker shuts down", async () => {
+    t = await startTestApp(dialect, { worker: { stepDelayMs: 30_000 } });
+    const modelId = await registerModel(t, "m");
+    const jobId = await createRlJob(t, modelId);
+    while ((await allEvents(t, jobId)).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await t.worker!.stop();
+    const job = await waitForJob(t, jobId, () => true);
+    expect(job).toMatchObject({ status: "failed", error_message: expect.stringMatching(/worker shut down after training had started/) });
+    expect((await allEvents(t, jobId)).map((e) => e.type)).toEqual(["training_started", "training_failed"]);
   });
 
   it("pages events with after and limit, and rejects an unknown cursor", async () => {

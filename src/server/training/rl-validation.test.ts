@@ -78,10 +78,12 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
   });
 
   it("accepts a KL reference step that exists, is 0, or will be created by a queued job", async () => {
-    for (const step of [0, 1]) {
-      const res = await post({ model_id: modelId, trajectory_groups: [], experimental_config: { kl_penalty_coef: 0.1, kl_penalty_reference_step: step } });
-      expect(res.statusCode, res.body).toBe(200);
-    }
+    const fresh = await registerModel(t, "kl-reference");
+    const withReference = (step: number) =>
+      post({ model_id: fresh, trajectory_groups: [], experimental_config: { kl_penalty_coef: 0.1, kl_penalty_reference_step: step } });
+    expect((await withReference(0)).statusCode).toBe(200); // the base weights; this queues job A, which will create step 1
+    expect((await withReference(1)).statusCode).toBe(200); // created by A before this job B runs
+    expect((await withReference(3)).statusCode).toBe(422); // A and B reach step 2 at most
   });
 
   it("checks trajectory groups and tells Choices from messages by the message key", async () => {
