@@ -56,7 +56,7 @@ describe.each(testDialects)("job runner with a trainer on %s", (dialect) => {
 
     const [run] = trainer.runs;
     expect(run).toMatchObject({ jobId, from: { step: 0, files: null }, klReference: { step: null, files: null }, model: { id: modelId, baseModel: "test/base" } });
-    expect(run!.baseModel?.id).toBe("test/base");
+    expect(run!.servedBaseModel?.id).toBe("test/base");
     expect(run!.work).toMatchObject({ kind: "rl", config: { learning_rate: 1e-5, kl_penalty_coef: 0.2 } });
   });
 

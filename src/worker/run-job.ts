@@ -58,7 +58,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     const run: TrainingRun = {
       jobId: job.id,
       model: { id: model.id, entity: model.entity, project: model.project, name: model.name, baseModel: model.base_model },
-      baseModel: deps.catalog.get(model.base_model),
+      servedBaseModel: deps.catalog.get(model.base_model),
       from: base,
       klReference: reference,
       blobs: deps.blobs,

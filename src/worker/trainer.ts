@@ -18,8 +18,8 @@ export interface Trainer {
 export interface TrainingRun {
   jobId: string;
   model: { id: string; entity: string; project: string; name: string; baseModel: string };
-  /** The served base model's directory; undefined if the catalog no longer serves it. */
-  baseModel: CatalogEntry | undefined;
+  /** The served base model (its directory); undefined if the catalog no longer serves it. */
+  servedBaseModel: CatalogEntry | undefined;
   /** The weights to start from: the model's latest checkpoint (files null = the base weights). */
   from: CheckpointState;
   /** The KL reference when kl_penalty_coef > 0 (step null = the base weights); undefined otherwise. */
