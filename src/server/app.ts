@@ -26,6 +26,8 @@ export interface AppServices {
   traceCalls?: CallHeaderLookup;
   /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
   engines?: ChatEngines;
+  /** Called after a training job is queued, so an in-process worker can start it without waiting for its next poll. */
+  onJobQueued?: () => void;
 }
 
 declare module "fastify" {
