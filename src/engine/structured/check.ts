@@ -1,0 +1,28 @@
+import { StructuredOutputError, XgrammarCallError } from "./errors.js";
+import { type PreparedConstraint, parseSource, prepareConstraint } from "./grammar-source.js";
+import type { StructuredConstraint } from "./types.js";
+import { RecyclingRuntime } from "./xgrammar.js";
+
+/**
+ * Requests are checked in an xgrammar instance of their own: xgrammar reports bad input by aborting,
+ * which can leak a little memory each time, so the instance is replaced now and then, and the
+ * engine's instance (holding tokenizers and compiled grammars) only ever sees input that parsed here.
+ */
+const checker = new RecyclingRuntime(64);
+
+/**
+ * Checks that a constraint is one xgrammar can enforce exactly, without a tokenizer: everything the
+ * chat endpoint must know before it answers. Throws `StructuredOutputError` with vLLM's message
+ * (`spec/chat.md` §12.1); returns the prepared constraint.
+ */
+export async function checkConstraint(constraint: StructuredConstraint): Promise<PreparedConstraint> {
+  const prepared = prepareConstraint(constraint);
+  const runtime = await checker.get();
+  try {
+    await runtime.call(async (api) => (await parseSource(api, prepared.source)).dispose());
+  } catch (error) {
+    if (error instanceof XgrammarCallError) throw new StructuredOutputError(prepared.describeFailure(error.reason));
+    throw error;
+  }
+  return prepared;
+}
