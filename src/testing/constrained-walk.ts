@@ -82,3 +82,13 @@ export function biasTowards(tokenizer: Tokenizer, vocabSize: number, chars: stri
   for (const id of stopTokenIds) bias[id] = amount;
   return bias;
 }
+
+/** Whether a matcher takes `text` (fed byte by byte) followed by a stop token. Disposes the matcher. */
+export function acceptsText(matcher: ConstraintMatcher, text: string, stopTokenId: number): boolean {
+  try {
+    for (const byte of new TextEncoder().encode(text)) if (!matcher.accept(byte)) return false;
+    return matcher.accept(stopTokenId);
+  } finally {
+    matcher.dispose();
+  }
+}

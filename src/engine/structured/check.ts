@@ -1,5 +1,5 @@
 import { StructuredOutputError, XgrammarCallError } from "./errors.js";
-import { type PreparedConstraint, parseSource, prepareConstraint } from "./grammar-source.js";
+import { type GrammarSource, type PreparedConstraint, parseSource, prepareConstraint } from "./grammar-source.js";
 import type { StructuredConstraint } from "./types.js";
 import { RecyclingRuntime } from "./xgrammar.js";
 
@@ -17,12 +17,25 @@ const checker = new RecyclingRuntime(64);
  */
 export async function checkConstraint(constraint: StructuredConstraint): Promise<PreparedConstraint> {
   const prepared = prepareConstraint(constraint);
-  const runtime = await checker.get();
-  try {
-    await runtime.call(async (api) => (await parseSource(api, prepared.source)).dispose());
-  } catch (error) {
-    if (error instanceof XgrammarCallError) throw new StructuredOutputError(prepared.describeFailure(error.reason));
-    throw error;
-  }
+  await checkPrepared(prepared);
   return prepared;
+}
+
+/** The xgrammar half of `checkConstraint`, for a constraint already prepared. */
+export async function checkPrepared(prepared: PreparedConstraint): Promise<void> {
+  const runtime = await checker.get();
+  const reasonParsing = async (source: GrammarSource): Promise<string | undefined | null> => {
+    try {
+      await runtime.call(async (api) => (await parseSource(api, source)).dispose());
+      return null;
+    } catch (error) {
+      if (error instanceof XgrammarCallError) return error.reason;
+      throw error;
+    }
+  };
+  const reason = await reasonParsing(prepared.source);
+  if (reason === null) return;
+  // xgrammar's reason (a position, say) refers to what it read; say it about what the client wrote.
+  const originalReason = prepared.original ? await reasonParsing(prepared.original) : null;
+  throw new StructuredOutputError(prepared.describeFailure(originalReason ?? reason));
 }

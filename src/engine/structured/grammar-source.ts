@@ -20,6 +20,8 @@ export interface PreparedConstraint {
   key: string;
   /** The request error for a failure xgrammar reported while reading the source, in vLLM's words. */
   describeFailure(reason: string | undefined): string;
+  /** The source as the client wrote it, when `source` rewrote it: xgrammar's reasons point into this one. */
+  original?: GrammarSource;
 }
 
 /**
@@ -35,10 +37,10 @@ export function prepareConstraint(constraint: StructuredConstraint): PreparedCon
       // xgrammar's regex reader cannot take a NUL; vLLM refuses it before it gets there.
       if (constraint.pattern.includes("\0")) throw new StructuredOutputError("structured_outputs.regex must not contain a NUL character ('\\x00')");
       const describeFailure = (reason: string | undefined) => `Failed to transform regex into a grammar: ${reason ?? "invalid regex"}`;
-      const pattern = rewritten(constraint.pattern, describeFailure);
       // The WASM API compiles regexes only inside structural tags (the same regex converter).
-      const tag = JSON.stringify({ type: "structural_tag", format: { type: "regex", pattern } });
-      return prepared({ type: "structural_tag", tag }, describeFailure);
+      const regexSource = (pattern: string): GrammarSource => ({ type: "structural_tag", tag: JSON.stringify({ type: "structural_tag", format: { type: "regex", pattern } }) });
+      const source = regexSource(rewritten(constraint.pattern, describeFailure));
+      return { ...prepared(source, describeFailure), original: regexSource(constraint.pattern) };
     }
     case "choice": {
       if (constraint.choices.length === 0) throw new StructuredOutputError("Choice '[]' cannot be an empty list");

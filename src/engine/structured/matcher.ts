@@ -80,12 +80,13 @@ export class ConstraintMatcher {
     return mask;
   }
 
-  /** Advances past `tokenId`; false (and no change) if the grammar does not allow it here. */
+  /** Advances past `tokenId`; false (and no change) if the mask would not allow it here. */
   accept(tokenId: number): boolean {
     this.assertUsable();
     if (this.terminated || !Number.isInteger(tokenId) || tokenId < 0 || tokenId >= this.vocabSize) return false;
-    if (!this.handles.matcher.acceptToken(tokenId)) return false;
     const before = this.utf8States[this.utf8States.length - 1] ?? UTF8_BOUNDARY;
+    if ((this.utf8.allowed(before)[tokenId >>> 5]! & (1 << (tokenId & 31))) === 0) return false;
+    if (!this.handles.matcher.acceptToken(tokenId)) return false;
     const bytes = this.utf8.bytesOf(tokenId);
     this.history.push(tokenId);
     this.utf8States.push(bytes ? advanceUtf8(before, bytes) : before);

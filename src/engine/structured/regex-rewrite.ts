@@ -158,15 +158,19 @@ function renderSet(ranges: Ranges, mode: Mode): string {
   const raw = mode === "json" ? subtract(set, MUST_ESCAPE) : set;
   const options: string[] = [];
   const ascii = intersect(raw, ASCII);
-  if (ascii.length > 0) options.push(renderClass(ascii));
   const nonAscii = subtract(raw, ASCII);
-  if (same(nonAscii, ALL_NON_ASCII)) options.push("[^\\u0000-\\u007f]");
-  else if (size(nonAscii) <= MAX_LISTED) for (const [low, high] of nonAscii) for (let code = low; code <= high; code++) options.push(String.fromCodePoint(code));
+  if (same(nonAscii, ALL_NON_ASCII)) {
+    // A negated class of ASCII characters only: xgrammar matches it right, non-ASCII included.
+    const missing = subtract(ASCII, ascii);
+    if (missing.length > 0) options.push(`[^${classBody(missing)}]`);
+    else options.push(renderClass(ASCII), "[^\\u0000-\\u007f]");
+  } else {
+    if (ascii.length > 0) options.push(renderClass(ascii));
+    if (size(nonAscii) <= MAX_LISTED) for (const [low, high] of nonAscii) for (let code = low; code <= high; code++) options.push(String.fromCodePoint(code));
+  }
   if (mode === "json") {
-    for (const [low, high] of intersect(set, MUST_ESCAPE)) {
-      if (low === 0x00 && high === 0x1f) options.push("\\\\u00[01][0-9a-fA-F]", "\\\\[bfnrt]"); // every control character
-      else for (let code = low; code <= high; code++) options.push(...jsonEscapes(code));
-    }
+    const escaped = intersect(set, MUST_ESCAPE);
+    if (escaped.length > 0) options.push(`\\\\${jsonEscapeTail(escaped)}`);
   }
   if (options.length === 0) {
     throw new RangeError("a character class is left with no character (a non-ASCII range can be used only when it has at most 256 characters or covers all of non-ASCII)");
@@ -174,19 +178,38 @@ function renderSet(ranges: Ranges, mode: Mode): string {
   return options.length === 1 ? options[0]! : `(?:${options.join("|")})`;
 }
 
-/** Regexes matching the JSON escapes of `code` (a quote, backslash or control character). */
-function jsonEscapes(code: number): string[] {
-  if (code === 0x22) return ['\\\\"'];
-  if (code === 0x5c) return ["\\\\\\\\"];
-  const hex = code.toString(16).padStart(2, "0");
-  const unicode = `\\\\u00${/[a-f]/.test(hex) ? `${hex[0]}[${hex[1]}${hex[1]!.toUpperCase()}]` : hex}`;
-  return SHORT_ESCAPES[code] ? [`\\\\${SHORT_ESCAPES[code]}`, unicode] : [unicode];
+/** What may follow the backslash of a JSON escape of one of the given characters (quotes, backslashes, controls). */
+function jsonEscapeTail(ranges: Ranges): string {
+  const letters: string[] = [];
+  const unicode: string[] = [];
+  for (const [low, high] of ranges) {
+    if (low === 0x00 && high === 0x1f) {
+      letters.push(...Object.values(SHORT_ESCAPES));
+      unicode.push("u00[01][0-9a-fA-F]");
+      continue;
+    }
+    for (let code = low; code <= high; code++) {
+      if (code === 0x22) letters.push("\\u0022");
+      else if (code === 0x5c) letters.push("\\u005c");
+      else {
+        if (SHORT_ESCAPES[code]) letters.push(SHORT_ESCAPES[code]!);
+        const hex = code.toString(16).padStart(2, "0");
+        unicode.push(`u00${/[a-f]/.test(hex) ? `${hex[0]}[${hex[1]}${hex[1]!.toUpperCase()}]` : hex}`);
+      }
+    }
+  }
+  const options = [...(letters.length === 0 ? [] : [letters.length === 1 ? letters[0]! : `[${letters.join("")}]`]), ...unicode];
+  return options.length === 1 ? options[0]! : `(?:${options.join("|")})`;
 }
 
 /** An ASCII-only class (the kind xgrammar matches correctly). */
 function renderClass(ranges: Ranges): string {
   if (ranges.length === 1 && ranges[0]![0] === ranges[0]![1]) return classChar(ranges[0]![0]);
-  return `[${ranges.map(([low, high]) => (low === high ? classChar(low) : `${classChar(low)}-${classChar(high)}`)).join("")}]`;
+  return `[${classBody(ranges)}]`;
+}
+
+function classBody(ranges: Ranges): string {
+  return ranges.map(([low, high]) => (low === high ? classChar(low) : `${classChar(low)}-${classChar(high)}`)).join("");
 }
 
 function classChar(code: number): string {

@@ -2,6 +2,7 @@ import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ByteTokenizer } from "../../testing/byte-tokenizer.js";
 import { biasTowards, randomWalk, type WalkResult } from "../../testing/constrained-walk.js";
+import { syntheticTokenizer } from "../../testing/synthetic-vocabulary.js";
 import { StructuredOutputError } from "./errors.js";
 import { StructuredOutputs } from "./structured-outputs.js";
 import type { StructuredConstraint } from "./types.js";
@@ -279,3 +280,28 @@ function isNestedList(text: string): boolean {
   };
   return list() && position === text.length;
 }
+
+describe("a vocabulary of real size", () => {
+  it("builds, compiles and masks for 150k tokens padded to 151,936 logits", async () => {
+    const big = syntheticTokenizer(150_000);
+    const stops = [big.eosTokenId];
+    const width = 151_936;
+    const large = await StructuredOutputs.create({ tokenizer: big, vocabSize: width, stopTokenIds: stops });
+    const schema = { type: "object", properties: { name: { type: "string", maxLength: 10 }, n: { type: "integer", minimum: 0, maximum: 99 } }, required: ["name", "n"] };
+    const bias = biasTowards(big, width, '"}', 6, stops);
+    let finished = 0;
+    for (let seed = 1; seed <= 3; seed++) {
+      const matcher = await large.createMatcher({ kind: "json_schema", schema });
+      const mask = await matcher.nextTokenMask();
+      expect(mask.words).toHaveLength(Math.ceil(width / 32));
+      const walk = await randomWalk(matcher, big, { seed, maxTokens: 80, stopTokenIds: stops, bias });
+      matcher.dispose();
+      if (!walk.finished) continue;
+      finished++;
+      const value = JSON.parse(walk.text);
+      expect(new Ajv().validate(schema, value), walk.text).toBe(true);
+    }
+    expect(finished).toBeGreaterThan(0);
+    large.dispose();
+  });
+});

@@ -1,8 +1,8 @@
 import type { CompiledGrammar, GrammarCompiler, TokenizerInfo } from "@mlc-ai/web-xgrammar";
 import type { Tokenizer } from "../tokenizer/types.js";
-import { checkConstraint } from "./check.js";
+import { checkPrepared } from "./check.js";
 import { StructuredOutputError, XgrammarCallError } from "./errors.js";
-import { compileSource } from "./grammar-source.js";
+import { compileSource, prepareConstraint } from "./grammar-source.js";
 import { ConstraintMatcher, ownHandle } from "./matcher.js";
 import type { StructuredConstraint } from "./types.js";
 import { Utf8Masks } from "./utf8.js";
@@ -99,13 +99,13 @@ export class StructuredOutputs {
    */
   private async compile(constraint: StructuredConstraint): Promise<CompiledGrammar> {
     if (this.disposed) throw new Error("structured outputs were disposed");
-    // Parsed in the checking instance first, so this instance only compiles input known to be good.
-    const prepared = await checkConstraint(constraint);
+    const prepared = prepareConstraint(constraint);
     let compiling = this.cache.get(prepared.key);
     if (compiling) {
       this.cache.delete(prepared.key); // re-inserted below as the most recently used
     } else {
-      const started = this.runtime.call((api) => compileSource(api, this.compiler, prepared.source));
+      // Parsed in the checking instance first, so this instance only compiles input known to be good.
+      const started = checkPrepared(prepared).then(() => this.runtime.call((api) => compileSource(api, this.compiler, prepared.source)));
       started.catch(() => this.cache.get(prepared.key) === started && this.cache.delete(prepared.key));
       compiling = started;
     }
