@@ -84,13 +84,17 @@ export class Utf8Masks {
       while (count < token.length && isContinuation(token[count]!)) count++;
       this.leadingContinuations[id] = count;
     });
+    // Built up front (a few ms each for a large vocabulary) rather than in the middle of a decode step.
+    for (const state of [UTF8_BOUNDARY, 1 << 8, 2 << 8, 3 << 8, ...Object.keys(NARROW_SECOND).map((lead) => ((Number(lead) >= 0xf0 ? 3 : 2) << 8) | Number(lead))]) {
+      this.masks.set(state, this.build(state));
+    }
   }
 
   bytesOf(tokenId: number): Uint8Array | undefined {
     return this.bytes[tokenId];
   }
 
-  /** The tokens allowed in `state` (computed once per state; there are at most eight). */
+  /** The tokens allowed in `state` (one of eight). */
   allowed(state: Utf8State): Int32Array {
     let mask = this.masks.get(state);
     if (!mask) {
