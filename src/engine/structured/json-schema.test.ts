@@ -21,6 +21,8 @@ describe("unsupportedJsonSchemaFeature", () => {
     [{ type: "number", minimum: 0 }, "`minimum` on a `number`"],
     [{ type: ["number", "null"], exclusiveMaximum: 1 }, "`exclusiveMaximum` on a `number`"],
     [{ type: "object", propertyNames: { maxLength: 3 }, properties: { a: {} } }, "`propertyNames` together with other property keywords"],
+    [{ oneOf: [{ type: "integer" }, { type: "number" }] }, "`oneOf` whose branches may overlap"],
+    [{ oneOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "object" }] }, "`oneOf` whose branches may overlap"],
   ])("refuses %j", (schema, expected) => {
     expect(unsupportedJsonSchemaFeature(schema)).toContain(expected);
   });
@@ -34,6 +36,17 @@ describe("unsupportedJsonSchemaFeature", () => {
     [{ type: "array", items: { type: "string", format: "date" }, minItems: 1 }],
     [{ type: "object", propertyNames: { pattern: "^[a-z]+$" } }],
     [true],
+    [{ oneOf: [{ type: "string" }, { type: "integer" }, { type: ["null", "boolean"] }] }],
+    [{ oneOf: [{ const: "a" }, { enum: ["b", 1] }] }],
+    [
+      {
+        oneOf: [{ $ref: "#/$defs/cat" }, { $ref: "#/$defs/dog" }],
+        $defs: {
+          cat: { type: "object", properties: { kind: { const: "cat" }, lives: { type: "integer" } }, required: ["kind"] },
+          dog: { type: "object", properties: { kind: { const: "dog" } }, required: ["kind"] },
+        },
+      },
+    ],
   ])("accepts %j", (schema) => {
     expect(unsupportedJsonSchemaFeature(schema)).toBeUndefined();
   });

@@ -38,8 +38,61 @@ export function unsupportedJsonSchemaFeature(schema: unknown): string | undefine
   let found: string | undefined;
   visitSchemas(schema, "#", false, (node, path, isPropertyName) => {
     found ??= unsupportedHere(node, path, isPropertyName);
+    if (!found && Array.isArray(node.oneOf) && node.oneOf.length > 1 && !disjointBranches(node.oneOf, schema)) {
+      found = `\`oneOf\` whose branches may overlap (xgrammar enforces it as \`anyOf\`) at ${path}`;
+    }
   });
   return found;
+}
+
+/**
+ * Whether no value can match two of the branches, so that `anyOf` (what xgrammar enforces) means
+ * `oneOf`: the branches have disjoint types, or are distinct constants, or are objects told apart
+ * by a required property with a distinct constant in each (a discriminator, as pydantic writes).
+ */
+function disjointBranches(branches: unknown[], root: unknown): boolean {
+  const resolved = branches.map((branch) => resolveRef(branch, root));
+  if (resolved.some((branch) => !isObject(branch))) return false;
+  const schemas = resolved as Schema[];
+  const typeSets = schemas.map((branch) => (branch.const !== undefined ? [jsonTypeOf(branch.const)] : typesOf(branch).map((type) => (type === "integer" ? "number" : type))));
+  if (typeSets.every((types) => types.length > 0)) {
+    const seen = new Set<unknown>();
+    if (typeSets.every((types) => types.every((type) => !seen.has(type) && seen.add(type)))) return true;
+  }
+  const constants = schemas.map((branch) => (branch.const !== undefined ? [branch.const] : Array.isArray(branch.enum) ? branch.enum : undefined));
+  if (constants.every((values) => values !== undefined) && allDistinct(constants.flat())) return true;
+  const first = schemas[0]!;
+  const candidates = Array.isArray(first.required) ? first.required : [];
+  return candidates.some((name) =>
+    allDistinct(
+      schemas.map((branch) => {
+        const property = isObject(branch.properties) ? resolveRef(branch.properties[name as string], root) : undefined;
+        const required = Array.isArray(branch.required) && branch.required.includes(name);
+        return required && isObject(property) && property.const !== undefined ? property.const : Symbol("no constant");
+      }),
+    ),
+  );
+}
+
+function resolveRef(schema: unknown, root: unknown): unknown {
+  let current = schema;
+  for (let depth = 0; depth < 16 && isObject(current) && typeof current.$ref === "string" && current.$ref.startsWith("#/"); depth++) {
+    let target: unknown = root;
+    for (const part of current.$ref.slice(2).split("/")) target = isObject(target) ? target[part] : undefined;
+    current = target;
+  }
+  return current;
+}
+
+function allDistinct(values: unknown[]): boolean {
+  const keys = values.map((value) => (typeof value === "symbol" ? value : JSON.stringify(value)));
+  return new Set(keys).size === keys.length;
+}
+
+function jsonTypeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "number" ? "number" : typeof value === "object" ? "object" : typeof value;
 }
 
 function unsupportedHere(node: Schema, path: string, isPropertyName: boolean): string | undefined {
