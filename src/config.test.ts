@@ -26,6 +26,14 @@ describe("loadConfig", () => {
     expect(config.modelDirs).toEqual(["/d/models", "/m1", "/m2", bundledModelsDir]);
   });
 
+  it("reads the job settings, with serve's worker on by default", () => {
+    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0 });
+    const env = { FLYWHEEL_WORKER_CONCURRENCY: "4", FLYWHEEL_JOB_POLL_MS: "50", FLYWHEEL_JOB_LEASE_MS: "2000", FLYWHEEL_JOB_MAX_ATTEMPTS: "1", FLYWHEEL_TRAIN_STEP_DELAY_MS: "25" };
+    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25 });
+    expect(loadConfig({ "no-worker": true }, {}).jobs.inProcessWorker).toBe(false);
+    expect(loadConfig({}, { FLYWHEEL_SERVE_WORKER: "0" }).jobs.inProcessWorker).toBe(false);
+  });
+
   it.each([
     [{ port: "eighty" }, {}, /--port/],
     [{ port: "70000" }, {}, /between 0 and 65535/],
@@ -33,6 +41,9 @@ describe("loadConfig", () => {
     [{}, { FLYWHEEL_API_KEY: "short" }, /at least 16/],
     [{}, { FLYWHEEL_BODY_LIMIT_MB: "0" }, /FLYWHEEL_BODY_LIMIT_MB/],
     [{}, { FLYWHEEL_TRACE_BASE_PATH: "/" }, /FLYWHEEL_TRACE_BASE_PATH/],
+    [{}, { FLYWHEEL_SERVE_WORKER: "yes" }, /FLYWHEEL_SERVE_WORKER/],
+    [{}, { FLYWHEEL_JOB_LEASE_MS: "5" }, /FLYWHEEL_JOB_LEASE_MS/],
+    [{}, { FLYWHEEL_WORKER_CONCURRENCY: "0" }, /FLYWHEEL_WORKER_CONCURRENCY/],
   ])("rejects invalid settings %#", (flags, env, message) => {
     expect(() => loadConfig(flags, env)).toThrow(ConfigError);
     expect(() => loadConfig(flags, env)).toThrow(message);

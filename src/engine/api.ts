@@ -24,6 +24,11 @@ export interface GenerateRequest {
   /** Lower is served first; only honoured by an engine started with priority scheduling. */
   priority?: number;
   constraint?: StructuredConstraint;
+  /**
+   * Apply `constraint` only after this token has been generated (a reasoning model thinks freely,
+   * then the grammar starts after `</think>`); absent → from the first generated token.
+   */
+  constraintStartsAfterTokenId?: number;
   /** Aborting cancels the generation; the stream then ends with finish reason `abort`. */
   signal?: AbortSignal;
 }

@@ -6,6 +6,7 @@ import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
 import type { CallHeaderLookup } from "../store/trace/call-lookup.js";
 import { requireApiKey } from "./auth.js";
+import type { ChatEngines } from "./chat/engines.js";
 import { chatRoutes } from "./chat/index.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
 import { installMethodNotAllowed } from "./method-not-allowed.js";
@@ -23,6 +24,10 @@ export interface AppServices {
   catalog: ModelCatalog;
   /** Headers of trace calls, for annotation queue items; until the calls store provides it, none are found. */
   traceCalls?: CallHeaderLookup;
+  /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
+  engines?: ChatEngines;
+  /** Called after a training job is queued, so an in-process worker can start it without waiting for its next poll. */
+  onJobQueued?: () => void;
 }
 
 declare module "fastify" {

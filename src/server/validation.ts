@@ -24,7 +24,21 @@ export class RequestValidationError extends Error {
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
-  throw new RequestValidationError(result.error.issues.map((issue) => toValidationIssue(issue, location)));
+  throw new RequestValidationError(result.error.issues.flatMap((issue) => toValidationIssues(issue, location)));
+}
+
+/**
+ * Like `toValidationIssue`, but a union whose value has the type of exactly one member reports that
+ * member's own problems (e.g. a list that is too long) instead of a bare "matches no member".
+ */
+export function toValidationIssues(issue: ZodIssue, location: InputLocation): ValidationIssue[] {
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const plausible = issue.errors.filter((branch) => !branch.some((inner) => inner.path.length === 0 && (inner.code === "invalid_type" || inner.code === "invalid_value")));
+    if (plausible.length === 1) {
+      return plausible[0]!.flatMap((inner) => toValidationIssues({ ...inner, path: [...issue.path, ...inner.path] } as ZodIssue, location));
+    }
+  }
+  return [toValidationIssue(issue, location)];
 }
 
 type ZodIssue = z.core.$ZodIssue & { input?: unknown };
@@ -54,6 +68,11 @@ export function toValidationIssue(issue: ZodIssue, location: InputLocation): Val
       return { loc, msg: "Input does not match any of the allowed types", type: "union_tag_invalid" };
     case "not_multiple_of":
       return { loc, msg: `Input should be a multiple of ${String(issue.divisor)}`, type: "multiple_of" };
+    case "custom": {
+      // Custom checks may name their pydantic type in `params.type` (e.g. `int_from_float`).
+      const type = (issue.params as { type?: unknown } | undefined)?.type;
+      return { loc, msg: issue.message, type: typeof type === "string" ? type : "value_error" };
+    }
     default:
       return { loc, msg: issue.message, type: "value_error" };
   }

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { isUniqueViolation } from "./errors.js";
 import type { Database, ModelsTable } from "./schema.js";
+import { cancelActiveJobsOfModel } from "./training-jobs.js";
 import { nowIso } from "./time.js";
 
 export type ModelRow = ModelsTable;
@@ -49,6 +50,11 @@ export async function findModelByName(db: Kysely<Database>, entity: string, proj
     .executeTakeFirst();
 }
 
+/** Every model of `entity` with this name, across its projects (ART's `name@step` names carry no project). */
+export async function findModelsNamed(db: Kysely<Database>, entity: string, name: string): Promise<ModelRow[]> {
+  return db.selectFrom("models").selectAll().where("entity", "=", entity).where("name", "=", name).orderBy("project").execute();
+}
+
 /** The model with this id if it belongs to `entity`; another entity's model is indistinguishable from a missing one. */
 export async function getModel(db: Kysely<Database>, entity: string, id: string): Promise<ModelRow | undefined> {
   return db.selectFrom("models").selectAll().where("id", "=", id).where("entity", "=", entity).executeTakeFirst();
@@ -58,11 +64,16 @@ export async function listModels(db: Kysely<Database>, entity: string): Promise<
   return db.selectFrom("models").selectAll().where("entity", "=", entity).orderBy("created_at").orderBy("id").execute();
 }
 
-/** Deletes the model and its checkpoints in one transaction; returns how many checkpoints went with it. */
-export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number }> {
+/**
+ * Deletes the model and its checkpoints in one transaction; returns how many checkpoints went with
+ * it. Its queued and running jobs end as cancelled (their records stay readable).
+ */
+export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number; cancelledJobs: number }> {
   return db.transaction().execute(async (trx) => {
+    // A write first, so that SQLite takes its write lock before anything is read.
     const result = await trx.deleteFrom("checkpoints").where("model_id", "=", id).executeTakeFirst();
+    const cancelledJobs = await cancelActiveJobsOfModel(trx, id, "Training job was cancelled because its model was deleted");
     await trx.deleteFrom("models").where("id", "=", id).execute();
-    return { deletedCheckpoints: Number(result.numDeletedRows) };
+    return { deletedCheckpoints: Number(result.numDeletedRows), cancelledJobs };
   });
 }

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from "fastify";
+import { principalOf } from "../auth.js";
+import { defineRoute } from "../routes.js";
+import { prepareCompletion } from "./prepare.js";
+import { ChatCompletionReq } from "./request-schema.js";
+import { collectCompletion } from "./response.js";
+import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
+
+/**
+ * POST /v1/chat/completions (and the trailing-slash form, which the app's router accepts): the
+ * whole request is validated and prepared before anything is sent; a streamed response even waits
+ * for the engine to start, so an engine that refuses the request still yields a real HTTP error.
+ * A client that disconnects aborts its generation.
+ */
+export async function chatCompletionsRoute(app: FastifyInstance): Promise<void> {
+  const { store, blobs, catalog, config } = app.services;
+  defineRoute(
+    app,
+    {
+      method: "POST",
+      url: "/chat/completions",
+      summary: "Create a chat completion (OpenAI/vLLM-compatible; `stream: true` answers with server-sent events)",
+      tags: ["chat"],
+      body: ChatCompletionReq,
+      errorStyle: "openai",
+      security: "bearer",
+    },
+    async ({ body }, request, reply) => {
+      const headerRequestId = request.headers["x-request-id"];
+      const prepared = await prepareCompletion(body, {
+        entity: principalOf(request).entity,
+        headerRequestId: typeof headerRequestId === "string" ? headerRequestId : undefined,
+        engines: app.services.engines,
+        resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
+      });
+      const abort = abortOnDisconnect(reply);
+      const events = prepared.engine.generate({ ...prepared.generate, signal: abort.signal });
+      if (!prepared.stream) return collectCompletion(events, prepared.plan);
+      return sendCompletionStream(reply, prepared.plan, await startedEvents(events), request.log);
+    },
+  );
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from "node:crypto";
+import type { GenerateRequest, InferenceEngine, ModelInfo } from "../../engine/api.js";
+import type { Tokenizer } from "../../engine/tokenizer/types.js";
+import { ApiError } from "../errors.js";
+import { chatRuleError } from "./chat-errors.js";
+import type { CompletionPlan } from "./completion-plan.js";
+import { buildConstraint } from "./constraints.js";
+import { type ChatEngines, chatFeatures } from "./engines.js";
+import { completionId, systemFingerprint, toolCallId } from "./ids.js";
+import { LogprobFormatter } from "./logprobs.js";
+import { contentText } from "./messages.js";
+import { classifyModelName, type ModelResolverDeps, type ResolvedModel, resolveModel } from "./model-resolver.js";
+import { resolvePromptBudget } from "./prompt-budget.js";
+import { reasoningStartOf } from "./reasoning-parser.js";
+import { checkRequestRules } from "./request-rules.js";
+import type { ChatCompletionRequest } from "./request-schema.js";
+import { buildSamplingParams } from "./sampling.js";
+import { type ChatTemplateRenderer, renderPrompt, responseRole } from "./template.js";
+import { checkToolChoiceSupported, effectiveToolChoice } from "./tool-choice.js";
+
+/**
+ * Turns a schema-valid request into the engine request and the response plan, running every
+ * remaining check on the way — so that every failure is a real HTTP error, also when streaming
+ * (`spec/chat.md` §1.4, §16.1). The order is vLLM's: request rules (400), the model (404), the
+ * template, prompt length, sampling parameters, then the engine-side checks (vocabulary,
+ * logprob counts, grammar compilation).
+ */
+
+export interface PrepareContext {
+  entity: string;
+  /** The `X-Request-Id` header, which names the completion when present. */
+  headerRequestId: string | undefined;
+  engines: ChatEngines | undefined;
+  resolver: ModelResolverDeps;
+}
+
+export interface PreparedCompletion {
+  engine: InferenceEngine;
+  generate: Omit<GenerateRequest, "signal">;
+  plan: CompletionPlan;
+  stream: boolean;
+}
+
+/** Trained-model names default to token-id logprobs: ART's rollouts train on them (spec/training.md §6). */
+export function tokenDefaults(req: ChatCompletionRequest, trained: boolean): { logprobs: boolean; asTokenIds: boolean } {
+  return { logprobs: req.logprobs ?? trained, asTokenIds: req.return_tokens_as_token_ids ?? trained };
+}
+
+export async function prepareCompletion(req: ChatCompletionRequest, ctx: PrepareContext): Promise<PreparedCompletion> {
+  const modelRequest = classifyModelName(req.model, ctx.resolver.catalog);
+  const trained = modelRequest.parsed !== undefined && modelRequest.parsed.kind !== "base";
+  checkRequestRules(req, { logprobs: tokenDefaults(req, trained).logprobs });
+
+  const model = await resolveModel(modelRequest, ctx.entity, ctx.resolver);
+  const engines = ctx.engines;
+  if (!engines) throw new ApiError(503, "No inference engine is available on this server.", { type: "ServiceUnavailableError" });
+  const engine = await loadEngine(engines, model.baseModelId);
+  const planned = planCompletion(req, { model, info: engine.info, tokenizer: engine.tokenizer }, { render: engines.renderChatTemplate, headerRequestId: ctx.headerRequestId });
+  if (planned.generate.constraint) await checkConstraint(engine, planned.generate.constraint);
+  return { engine, ...planned };
+}
+
+/** The model a request runs on: what it resolved to, and the engine's description and tokenizer. */
+export interface CompletionTarget {
+  model: ResolvedModel;
+  info: ModelInfo;
+  tokenizer: Tokenizer;
+}
+
+/**
+ * Everything between the resolved model and the engine call: priority, tools, constraint,
+ * template, prompt budget, sampling parameters, and the response plan. Synchronous and free of
+ * I/O; the grammar compile check is left to the caller (it needs the engine).
+ */
+export function planCompletion(
+  req: ChatCompletionRequest,
+  target: CompletionTarget,
+  options: { render: ChatTemplateRenderer; headerRequestId: string | undefined },
+): Omit<PreparedCompletion, "engine"> {
+  const { model, info, tokenizer } = target;
+  const { logprobs, asTokenIds } = tokenDefaults(req, model.trained);
+  if (req.priority !== 0 && !info.priorityScheduling) {
+    throw chatRuleError(`Got priority ${req.priority} but Priority scheduling is not enabled.`, { param: "priority" });
+  }
+  const features = chatFeatures(tokenizer);
+  const toolChoice = effectiveToolChoice(req);
+  checkToolChoiceSupported(toolChoice, { id: model.responseModel, hermesToolCalls: features.hermesToolCalls });
+  const constraint = buildConstraint(req, toolChoice);
+  const prompt = renderPrompt(req, { info, tokenizer }, options.render);
+  const requestedParam = req.max_completion_tokens !== null && req.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
+  const budget = resolvePromptBudget({
+    promptTokenIds: prompt.tokenIds,
+    maxModelLen: info.maxModelLen,
+    requested: req.max_completion_tokens ?? req.max_tokens ?? null,
+    requestedParam,
+    truncatePromptTokens: req.truncate_prompt_tokens ?? null,
+    generationMaxTokens: generationMaxTokens(info.generationDefaults),
+  });
+  const params = buildSamplingParams(req, { info, tokenizerVocabSize: tokenizer.vocabSize, maxTokens: budget.maxTokens, logprobs });
+  // `<tool_call>` may be a special token: keep special tokens in the text when calls are parsed (vLLM's Hermes parser does).
+  if (toolChoice.kind !== "none") params.skipSpecialTokens = false;
+  // Streams never carry prompt logprobs (explicit ones are refused above 0); don't compute them.
+  if (req.stream) params.promptLogprobs = null;
+
+  const reasoning = features.reasoning ? reasoningStartOf(prompt.text) : null;
+  const role = responseRole(req);
+  const last = req.messages[req.messages.length - 1]!;
+  const id = completionId(options.headerRequestId, req.request_id);
+  const plan: CompletionPlan = {
+    id,
+    created: Math.floor(Date.now() / 1000),
+    model: model.responseModel,
+    systemFingerprint: systemFingerprint(info),
+    n: params.n,
+    role,
+    echo: req.echo ? (last.role === role ? contentText(last.content) : "") : null,
+    output: { reasoning, includeReasoning: req.include_reasoning, toolChoice, parallelToolCalls: req.parallel_tool_calls ?? true, newToolCallId: toolCallId },
+    logprobs,
+    formatter: new LogprobFormatter(tokenizer, { asTokenIds, topCount: req.top_logprobs ?? 0 }),
+    returnTokenIds: req.return_token_ids ?? false,
+    promptLogprobs: params.promptLogprobs !== null,
+    hideTokenMetadata: features.reasoning && !req.include_reasoning,
+    streamUsage: { include: Boolean(req.stream_options?.include_usage), continuous: Boolean(req.stream_options?.include_usage && req.stream_options.continuous_usage_stats) },
+  };
+  // The engine's id stays unique even when callers reuse an X-Request-Id.
+  const requestId = `${id}-${randomBytes(4).toString("hex")}`;
+  const generate: Omit<GenerateRequest, "signal"> = { requestId, promptTokenIds: budget.promptTokenIds, params, priority: req.priority };
+  if (model.adapter) generate.adapter = model.adapter;
+  if (req.cache_salt) generate.cacheSalt = req.cache_salt;
+  if (constraint) {
+    generate.constraint = constraint;
+    // A model already thinking when generation starts reasons freely; the grammar starts after `</think>`.
+    if (reasoning === "reasoning" && req.include_reasoning && features.thinkEndTokenId !== undefined) generate.constraintStartsAfterTokenId = features.thinkEndTokenId;
+  }
+  return { generate, plan, stream: Boolean(req.stream) };
+}
+
+async function loadEngine(engines: ChatEngines, baseModelId: string): Promise<InferenceEngine> {
+  try {
+    return await engines.get(baseModelId);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError(500, `The model \`${baseModelId}\` could not be loaded: ${error instanceof Error ? error.message : String(error)}`, { type: "InternalServerError" });
+  }
+}
+
+/** Grammar compilation failures are the request's fault: 400 with the compiler's message (vLLM's texts). */
+async function checkConstraint(engine: InferenceEngine, constraint: NonNullable<GenerateRequest["constraint"]>): Promise<void> {
+  try {
+    await engine.checkConstraint(constraint);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw chatRuleError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function generationMaxTokens(defaults: Record<string, number>): number | null {
+  const value = defaults.max_tokens ?? defaults.max_new_tokens;
+  return typeof value === "number" && value > 0 ? value : null;
+}

@@ -1,0 +1,52 @@
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import type { GenerateEvent } from "../../engine/api.js";
+import { ApiError, errorBody } from "../errors.js";
+import type { CompletionPlan } from "./completion-plan.js";
+import { SseStream } from "./sse.js";
+import { streamCompletion } from "./stream.js";
+
+/** The HTTP side of a streamed completion: when to send headers, the SSE body, and disconnects. */
+
+/** Aborts when the connection closes before the response was fully written. */
+export function abortOnDisconnect(reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+/** Waits for the engine's first event (errors before it become HTTP errors), then replays it with the rest. */
+export async function startedEvents(events: AsyncIterable<GenerateEvent>): Promise<AsyncIterable<GenerateEvent>> {
+  const iterator = events[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    },
+  };
+}
+
+/** Answers with the event stream of a completion; failures after the headers become an error event, then `[DONE]`. */
+export function sendCompletionStream(reply: FastifyReply, plan: CompletionPlan, events: AsyncIterable<GenerateEvent>, log: FastifyBaseLogger): FastifyReply {
+  const sse = new SseStream();
+  void (async () => {
+    try {
+      await streamCompletion(events, plan, (chunk) => sse.send(chunk));
+    } catch (error) {
+      // Headers are gone: a failure mid-stream is an error event, then [DONE] (spec/chat.md §8.5).
+      if (!(error instanceof ApiError)) log.error({ err: error }, "chat completion stream failed");
+      await sse.send(streamErrorBody(error));
+    } finally {
+      await sse.done();
+    }
+  })();
+  return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").header("x-accel-buffering", "no").send(sse.body);
+}
+
+function streamErrorBody(error: unknown): Record<string, unknown> {
+  if (error instanceof ApiError) return errorBody("openai", error.status, error.message, error.options);
+  return errorBody("openai", 500, "Internal server error", { type: "InternalServerError" });
+}
