@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { expectCheckpointError } from "../../testing/checkpoint-errors.js";
 import { makeTempDir } from "../../testing/stores.js";
 import { encodeFloats } from "./dtype.js";
-import { SafetensorsReader, writeSafetensors } from "./safetensors.js";
+import { encodeSafetensors, SafetensorsReader, writeSafetensors } from "./safetensors.js";
 
 const dir = makeTempDir("flywheel-safetensors-");
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +19,16 @@ function fileWithHeader(name: string, header: unknown, data = new Uint8Array(0))
 }
 
 describe("safetensors", () => {
+  it("encodes in memory exactly the bytes it writes to a file", () => {
+    const tensors = [
+      { name: "z", dtype: "BF16" as const, shape: [2], data: encodeFloats("BF16", Float32Array.of(0.5, -2)) },
+      { name: "y", dtype: "F32" as const, shape: [1, 3], data: encodeFloats("F32", Float32Array.of(1, 2, 3)) },
+    ];
+    const file = path.join(dir, "memory.safetensors");
+    writeSafetensors(file, tensors, { format: "pt", note: "x" });
+    expect(Buffer.from(encodeSafetensors(tensors, { format: "pt", note: "x" })).equals(fs.readFileSync(file))).toBe(true);
+  });
+
   it("writes the reference layout and reads it back", () => {
     const file = path.join(dir, "a.safetensors");
     writeSafetensors(file, [

@@ -157,6 +157,24 @@ export interface TensorToWrite {
  * to a multiple of 8 bytes so the data section starts 8-byte aligned, as the reference writer does.
  */
 export function writeSafetensors(file: string, tensors: readonly TensorToWrite[], metadata: Record<string, string> = { format: "pt" }): void {
+  const { prefix, sorted } = layOut(tensors, metadata);
+  const fd = fs.openSync(file, "w");
+  try {
+    fs.writeSync(fd, prefix);
+    for (const tensor of sorted) fs.writeSync(fd, tensor.data);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The bytes `writeSafetensors` would write, in memory (for small files such as adapters). */
+export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata: Record<string, string> = { format: "pt" }): Uint8Array {
+  const { prefix, sorted } = layOut(tensors, metadata);
+  return Buffer.concat([prefix, ...sorted.map((tensor) => tensor.data)]);
+}
+
+/** The tensors in name order and the file's first bytes: the 8-byte header length and the padded header. */
+function layOut(tensors: readonly TensorToWrite[], metadata: Record<string, string>): { prefix: Buffer; sorted: TensorToWrite[] } {
   const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
@@ -169,14 +187,7 @@ export function writeSafetensors(file: string, tensors: readonly TensorToWrite[]
   let headerText = JSON.stringify(header);
   headerText += " ".repeat((8 - (Buffer.byteLength(headerText) % 8)) % 8);
   const headerBytes = Buffer.from(headerText, "utf8");
-  const prefix = Buffer.alloc(8);
-  prefix.writeBigUInt64LE(BigInt(headerBytes.length));
-  const fd = fs.openSync(file, "w");
-  try {
-    fs.writeSync(fd, prefix);
-    fs.writeSync(fd, headerBytes);
-    for (const tensor of sorted) fs.writeSync(fd, tensor.data);
-  } finally {
-    fs.closeSync(fd);
-  }
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(headerBytes.length));
+  return { prefix: Buffer.concat([length, headerBytes]), sorted };
 }

@@ -7,7 +7,7 @@ import { loadTinyModel } from "../../testing/models.js";
 import { encodeFloats } from "../checkpoint/dtype.js";
 import { SafetensorsReader, writeSafetensors } from "../checkpoint/safetensors.js";
 import { createLoraAdapter } from "./init.js";
-import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, loadLoraAdapter, parsePeftTensorName, peftTensorName, saveLoraAdapter } from "./files.js";
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, adapterFiles, loadLoraAdapter, parsePeftTensorName, peftTensorName, saveLoraAdapter } from "./files.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-lora-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -80,6 +80,19 @@ describe("PEFT adapter files", () => {
     const loaded = loadLoraAdapter(dir, model);
     expect(loaded.config).toEqual(adapter.config);
     expect(loaded.scale).toBe(adapter.scale);
+    expect(loaded.parameters()).toEqual(adapter.parameters());
+  });
+
+  it("gives the same files in memory, and loads them from paths of any name (a blob store's)", () => {
+    const { dir, adapter } = savedAdapter();
+    const files = adapterFiles(adapter);
+    expect(Object.keys(files).sort()).toEqual([ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]);
+    for (const [name, bytes] of Object.entries(files)) expect(Buffer.from(bytes).equals(fs.readFileSync(path.join(dir, name)))).toBe(true);
+    const blobs = freshDir();
+    fs.mkdirSync(blobs);
+    fs.writeFileSync(path.join(blobs, "3f9a"), files[ADAPTER_CONFIG_FILE]!);
+    fs.writeFileSync(path.join(blobs, "c01d"), files[ADAPTER_WEIGHTS_FILE]!);
+    const loaded = loadLoraAdapter({ configFile: path.join(blobs, "3f9a"), weightsFile: path.join(blobs, "c01d") }, model);
     expect(loaded.parameters()).toEqual(adapter.parameters());
   });
 

@@ -4,7 +4,7 @@ import { decodeFloats, encodeFloats } from "../checkpoint/dtype.js";
 import { CheckpointError } from "../checkpoint/errors.js";
 import { readJsonObject } from "../checkpoint/json-file.js";
 import type { ModelConfig } from "../checkpoint/model-config.js";
-import { SafetensorsReader, type TensorToWrite, writeSafetensors } from "../checkpoint/safetensors.js";
+import { encodeSafetensors, SafetensorsReader, type TensorToWrite } from "../checkpoint/safetensors.js";
 import type { LinearName } from "../model/types.js";
 import { LoraAdapter, type LoraModule } from "./adapter.js";
 import { adapterConfigJson, isTargeted, LINEAR_NAMES, linearShape, MODULE_PATHS, parseAdapterConfig } from "./config.js";
@@ -28,16 +28,21 @@ export function parsePeftTensorName(tensorName: string): { layer: number; name: 
   return { layer: Number(match[1]), name, factor: match[3] as "A" | "B" };
 }
 
+/** Where an adapter's two files are, when they are not side by side in one directory (e.g. blobs). */
+export interface AdapterFilePaths {
+  configFile: string;
+  weightsFile: string;
+}
+
 /**
- * Reads a PEFT LoRA adapter directory (`adapter_config.json` + `adapter_model.safetensors`) for a
- * model, checking every tensor against the base model's shapes. Problems are `CheckpointError`s
- * naming the file and the field or tensor at fault.
+ * Reads a PEFT LoRA adapter (`adapter_config.json` + `adapter_model.safetensors`, in a directory or
+ * at the given paths) for a model, checking every tensor against the base model's shapes. Problems
+ * are `CheckpointError`s naming the file and the field or tensor at fault.
  */
-export function loadLoraAdapter(dir: string, model: { config: ModelConfig }): LoraAdapter {
-  const configFile = path.join(dir, ADAPTER_CONFIG_FILE);
+export function loadLoraAdapter(source: string | AdapterFilePaths, model: { config: ModelConfig }): LoraAdapter {
+  const { configFile, weightsFile } = typeof source === "string" ? { configFile: path.join(source, ADAPTER_CONFIG_FILE), weightsFile: path.join(source, ADAPTER_WEIGHTS_FILE) } : source;
   const config = parseAdapterConfig(readJsonObject(configFile), configFile);
-  const weightsFile = path.join(dir, ADAPTER_WEIGHTS_FILE);
-  if (!fs.existsSync(weightsFile) && fs.existsSync(path.join(dir, "adapter_model.bin"))) {
+  if (typeof source === "string" && !fs.existsSync(weightsFile) && fs.existsSync(path.join(source, "adapter_model.bin"))) {
     throw new CheckpointError(weightsFile, undefined, "is missing (adapter_model.bin pickles are not supported: save the adapter with safetensors)");
   }
   const reader = SafetensorsReader.open(weightsFile);
@@ -83,13 +88,20 @@ function readModules(reader: SafetensorsReader, config: ReturnType<typeof parseA
   return modules;
 }
 
-/** Writes the adapter in PEFT layout (f32 factors), readable by PEFT, vLLM and `loadLoraAdapter`. */
-export function saveLoraAdapter(dir: string, adapter: LoraAdapter): void {
-  fs.mkdirSync(dir, { recursive: true });
+/** The adapter's PEFT files in memory: file name → bytes (f32 factors). */
+export function adapterFiles(adapter: LoraAdapter): Record<string, Uint8Array> {
   const tensors: TensorToWrite[] = adapter.modules().flatMap((module) => [
     { name: peftTensorName(module.layer, module.name, "A"), dtype: "F32" as const, shape: [adapter.rank, module.inDim], data: encodeFloats("F32", module.a) },
     { name: peftTensorName(module.layer, module.name, "B"), dtype: "F32" as const, shape: [module.outDim, adapter.rank], data: encodeFloats("F32", module.b) },
   ]);
-  writeSafetensors(path.join(dir, ADAPTER_WEIGHTS_FILE), tensors, { format: "pt" });
-  fs.writeFileSync(path.join(dir, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(adapter.config), null, 2)}\n`);
+  return {
+    [ADAPTER_CONFIG_FILE]: Buffer.from(`${JSON.stringify(adapterConfigJson(adapter.config), null, 2)}\n`, "utf8"),
+    [ADAPTER_WEIGHTS_FILE]: encodeSafetensors(tensors, { format: "pt" }),
+  };
+}
+
+/** Writes the adapter in PEFT layout, readable by PEFT, vLLM and `loadLoraAdapter`. */
+export function saveLoraAdapter(dir: string, adapter: LoraAdapter): void {
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, bytes] of Object.entries(adapterFiles(adapter))) fs.writeFileSync(path.join(dir, name), bytes);
 }

@@ -203,6 +203,7 @@ describe("LoraTrainer", () => {
     trainer.saveAdapter(dir);
     const loaded = loadLoraAdapter(dir, model);
     expect(loaded.parameters()).toEqual(trainer.adapter.parameters());
+    expect(Object.keys(trainer.adapterFiles()).sort()).toEqual(fs.readdirSync(dir).sort());
     const tokens = [...prompt, 400, 401, 402];
     const served = sample(model, prompt, loaded, 3, 6);
     const trained = trainer.sequenceLogprobs([...prompt, ...served.tokens]).logprobs;

@@ -1,5 +1,5 @@
 import type { LoraAdapter } from "../lora/adapter.js";
-import { saveLoraAdapter } from "../lora/files.js";
+import { adapterFiles, saveLoraAdapter } from "../lora/files.js";
 import type { Transformer } from "../model/transformer.js";
 import { AdamW, type AdamWState, clipGradNorm, OPTIMIZER_SETTINGS, type TrainingMode } from "./adamw.js";
 import { trainingKernelsFor } from "./kernels/select.js";
@@ -134,6 +134,11 @@ export class LoraTrainer {
   /** Writes the adapter in PEFT layout (`adapter_config.json` + `adapter_model.safetensors`). */
   saveAdapter(dir: string): void {
     saveLoraAdapter(dir, this.adapter);
+  }
+
+  /** The adapter's PEFT files in memory (file name → bytes), e.g. for a blob store. */
+  adapterFiles(): Record<string, Uint8Array> {
+    return adapterFiles(this.adapter);
   }
 
   /** The optimizer moments, to keep with a checkpoint and pass back as `optimizerState`. */
