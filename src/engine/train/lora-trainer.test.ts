@@ -223,6 +223,22 @@ describe("LoraTrainer", () => {
     expect(resumed.adapter.parameters()).toEqual(first.adapter.parameters());
   });
 
+  it("steps on a row without trained tokens with a zero gradient", () => {
+    const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 7 }));
+    const row = packTokenizedResults(
+      [{ tokenIds: [...prompt, 400], logprobs: [...prompt.map(() => NaN), -1], assistantMask: [...prompt.map(() => 0), 1], inputPos: [...prompt.keys(), prompt.length], advantage: 1, weight: 1, promptId: 1, promptLength: 0, groupIndex: 0, trajectoryIndex: 0 }],
+      64,
+      { padTokenId: 0, random: () => 0.5 },
+    ).rows[0]!;
+    row.assistantMask.fill(0);
+    const before = trainer.adapter.parameters().map((tensor) => tensor.slice());
+    const metrics = trainer.rlStep(row, { options: rlLossOptions(resolveRlTrainConfig({})) }, 1e-3);
+    expect(metrics).toMatchObject({ loss: 0, gradNorm: 0, numTrainableTokens: 0 });
+    // Only weight decay moves the weights (B stays 0).
+    trainer.adapter.modules().forEach((module) => expect(module.b.every((value) => value === 0)).toBe(true));
+    expect(trainer.adapter.parameters()[0]).not.toEqual(before[0]);
+  });
+
   it("refuses an adapter made for another model", () => {
     const other = loadTinyModel("qwen2", { intermediateSize: 96 });
     expect(() => new LoraTrainer(model.transformer, createLoraAdapter(other.config))).toThrow(/intermediateSize 96, this one has 128/);

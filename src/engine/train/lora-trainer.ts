@@ -86,7 +86,8 @@ export class LoraTrainer {
     const scores = this.model.forward(row, this.adapter, inputs, true);
     const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
     this.gradients.zero();
-    this.model.backward(result.gradient, this.gradients);
+    // A row without trained tokens has a zero gradient: skip the backward, still take the step.
+    if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
     const gradNorm = this.update("rl", learningRate);
     return {
       loss: result.loss,
