@@ -72,12 +72,17 @@ try {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+/** Wall time per step, and CPU time per step (what the step costs when the machine is shared). */
 function report(name: string, tokens: number, run: () => unknown): void {
   run(); // warm-up: JIT and buffer growth
   const started = performance.now();
+  const cpuStarted = process.cpuUsage();
   for (let i = 0; i < STEPS; i++) run();
   const seconds = (performance.now() - started) / 1000 / STEPS;
-  console.log(`${name.padEnd(40)} ${(seconds * 1000).toFixed(0).padStart(7)} ms/step  ${(tokens / seconds).toFixed(0).padStart(7)} tokens/s`);
+  const cpu = process.cpuUsage(cpuStarted);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6 / STEPS;
+  const line = `${name.padEnd(40)} ${(seconds * 1000).toFixed(0).padStart(7)} ms/step ${(tokens / seconds).toFixed(0).padStart(6)} tokens/s`;
+  console.log(`${line}   (CPU ${(cpuSeconds * 1000).toFixed(0)} ms/step, ${(tokens / cpuSeconds).toFixed(0)} tokens per CPU-second)`);
 }
 
 function countParameters(config: ReturnType<typeof loadModel>["config"]): number {
