@@ -26,6 +26,31 @@ describe("loadConfig", () => {
     expect(config.modelDirs).toEqual(["/d/models", "/m1", "/m2", bundledModelsDir]);
   });
 
+  it("reads the engine's scheduling settings", () => {
+    expect(loadConfig({}, {}).engine).toEqual({
+      priorityModels: [],
+      maxRunningSequences: undefined,
+      maxTokensPerStep: undefined,
+      kvCacheBytes: undefined,
+      prefixCacheBytes: undefined,
+    });
+    const env = {
+      FLYWHEEL_PRIORITY_MODELS: "org/a, org/b",
+      FLYWHEEL_MAX_NUM_SEQS: "8",
+      FLYWHEEL_MAX_BATCHED_TOKENS: "256",
+      FLYWHEEL_KV_CACHE_MB: "64",
+      FLYWHEEL_PREFIX_CACHE_MB: "0",
+    };
+    expect(loadConfig({}, env).engine).toEqual({
+      priorityModels: ["org/a", "org/b"],
+      maxRunningSequences: 8,
+      maxTokensPerStep: 256,
+      kvCacheBytes: 64 * 1024 * 1024,
+      prefixCacheBytes: 0,
+    });
+    expect(loadConfig({}, { FLYWHEEL_PRIORITY_MODELS: "*" }).engine.priorityModels).toBe("all");
+  });
+
   it.each([
     [{ port: "eighty" }, {}, /--port/],
     [{ port: "70000" }, {}, /between 0 and 65535/],
@@ -33,6 +58,9 @@ describe("loadConfig", () => {
     [{}, { FLYWHEEL_API_KEY: "short" }, /at least 16/],
     [{}, { FLYWHEEL_BODY_LIMIT_MB: "0" }, /FLYWHEEL_BODY_LIMIT_MB/],
     [{}, { FLYWHEEL_TRACE_BASE_PATH: "/" }, /FLYWHEEL_TRACE_BASE_PATH/],
+    [{}, { FLYWHEEL_MAX_NUM_SEQS: "0" }, /FLYWHEEL_MAX_NUM_SEQS/],
+    [{}, { FLYWHEEL_KV_CACHE_MB: "lots" }, /FLYWHEEL_KV_CACHE_MB must be an integer/],
+    [{}, { FLYWHEEL_MAX_NUM_SEQS: "64", FLYWHEEL_MAX_BATCHED_TOKENS: "32" }, /at least FLYWHEEL_MAX_NUM_SEQS/],
   ])("rejects invalid settings %#", (flags, env, message) => {
     expect(() => loadConfig(flags, env)).toThrow(ConfigError);
     expect(() => loadConfig(flags, env)).toThrow(message);

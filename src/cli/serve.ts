@@ -9,7 +9,9 @@ export const serveUsage = `flywheel serve [--port N] [--host ADDR] [--data-dir D
 
 Serves the chat, training and trace APIs. Environment: FLYWHEEL_PORT, FLYWHEEL_HOST,
 FLYWHEEL_DATA_DIR, DATABASE_URL (PostgreSQL; unset = SQLite in the data dir), FLYWHEEL_API_KEY,
-FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH, FLYWHEEL_LOG_LEVEL.`;
+FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH, FLYWHEEL_LOG_LEVEL, FLYWHEEL_KERNELS,
+FLYWHEEL_PRIORITY_MODELS, FLYWHEEL_MAX_NUM_SEQS, FLYWHEEL_MAX_BATCHED_TOKENS, FLYWHEEL_KV_CACHE_MB,
+FLYWHEEL_PREFIX_CACHE_MB.`;
 
 export async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" } });
@@ -24,6 +26,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     closing = true;
     app.log.info({ signal }, "shutting down");
     await app.close();
+    await services.engineRegistry.close();
     await services.store.close();
     app.log.info("stopped");
     process.exit(0);
