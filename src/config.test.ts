@@ -51,6 +51,14 @@ describe("loadConfig", () => {
     expect(loadConfig({}, { FLYWHEEL_PRIORITY_MODELS: "*" }).engine.priorityModels).toBe("all");
   });
 
+  it("reads the job settings, with serve's worker on by default", () => {
+    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0 });
+    const env = { FLYWHEEL_WORKER_CONCURRENCY: "4", FLYWHEEL_JOB_POLL_MS: "50", FLYWHEEL_JOB_LEASE_MS: "2000", FLYWHEEL_JOB_MAX_ATTEMPTS: "1", FLYWHEEL_TRAIN_STEP_DELAY_MS: "25" };
+    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25 });
+    expect(loadConfig({ "no-worker": true }, {}).jobs.inProcessWorker).toBe(false);
+    expect(loadConfig({}, { FLYWHEEL_SERVE_WORKER: "0" }).jobs.inProcessWorker).toBe(false);
+  });
+
   it.each([
     [{ port: "eighty" }, {}, /--port/],
     [{ port: "70000" }, {}, /between 0 and 65535/],
@@ -61,6 +69,9 @@ describe("loadConfig", () => {
     [{}, { FLYWHEEL_MAX_NUM_SEQS: "0" }, /FLYWHEEL_MAX_NUM_SEQS/],
     [{}, { FLYWHEEL_KV_CACHE_MB: "lots" }, /FLYWHEEL_KV_CACHE_MB must be an integer/],
     [{}, { FLYWHEEL_MAX_NUM_SEQS: "64", FLYWHEEL_MAX_BATCHED_TOKENS: "32" }, /at least FLYWHEEL_MAX_NUM_SEQS/],
+    [{}, { FLYWHEEL_SERVE_WORKER: "yes" }, /FLYWHEEL_SERVE_WORKER/],
+    [{}, { FLYWHEEL_JOB_LEASE_MS: "5" }, /FLYWHEEL_JOB_LEASE_MS/],
+    [{}, { FLYWHEEL_WORKER_CONCURRENCY: "0" }, /FLYWHEEL_WORKER_CONCURRENCY/],
   ])("rejects invalid settings %#", (flags, env, message) => {
     expect(() => loadConfig(flags, env)).toThrow(ConfigError);
     expect(() => loadConfig(flags, env)).toThrow(message);

@@ -18,6 +18,20 @@ export interface Config {
   traceBasePath: string;
   logLevel: string;
   engine: EngineConfig;
+  jobs: JobSettings;
+}
+
+/** How training jobs are run (DESIGN.md "Jobs"). */
+export interface JobSettings {
+  /** Whether `serve` runs jobs itself; off when separate `flywheel worker` processes do. */
+  inProcessWorker: boolean;
+  /** Jobs one worker runs at once (on different models). */
+  concurrency: number;
+  pollMs: number;
+  leaseMs: number;
+  maxAttempts: number;
+  /** A pause after training_started and after each gradient step (0 = none), to throttle jobs. */
+  stepDelayMs: number;
 }
 
 /** How the built-in inference engines schedule requests (unset numbers take the engine's defaults). */
@@ -46,6 +60,8 @@ export interface ConfigFlags {
   port?: string;
   host?: string;
   "data-dir"?: string;
+  /** `serve --no-worker`: leave jobs to separate worker processes. */
+  "no-worker"?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -96,6 +112,21 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     traceBasePath,
     logLevel: env.FLYWHEEL_LOG_LEVEL ?? "info",
     engine,
+    jobs: loadJobSettings(flags, env),
+  };
+}
+
+function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
+  const serveWorker = (env.FLYWHEEL_SERVE_WORKER ?? "1").trim();
+  if (serveWorker !== "0" && serveWorker !== "1") throw new ConfigError(`FLYWHEEL_SERVE_WORKER must be 0 or 1, got '${serveWorker}'`);
+  const leaseMs = parseInteger(env.FLYWHEEL_JOB_LEASE_MS ?? "30000", "FLYWHEEL_JOB_LEASE_MS", 100, 3_600_000);
+  return {
+    inProcessWorker: serveWorker === "1" && flags["no-worker"] !== true,
+    concurrency: parseInteger(env.FLYWHEEL_WORKER_CONCURRENCY ?? "2", "FLYWHEEL_WORKER_CONCURRENCY", 1, 256),
+    pollMs: parseInteger(env.FLYWHEEL_JOB_POLL_MS ?? "1000", "FLYWHEEL_JOB_POLL_MS", 10, 600_000),
+    leaseMs,
+    maxAttempts: parseInteger(env.FLYWHEEL_JOB_MAX_ATTEMPTS ?? "3", "FLYWHEEL_JOB_MAX_ATTEMPTS", 1, 100),
+    stepDelayMs: parseInteger(env.FLYWHEEL_TRAIN_STEP_DELAY_MS ?? "0", "FLYWHEEL_TRAIN_STEP_DELAY_MS", 0, 3_600_000),
   };
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 import { ConfigError } from "../config.js";
+import { artifactsCommand, artifactsUsage } from "./artifacts.js";
 import { UsageError } from "./args.js";
 import { keysCommand, keysUsage } from "./keys.js";
 import { modelsCommand, modelsUsage } from "./models.js";
 import { serveCommand, serveUsage } from "./serve.js";
+import { workerCommand, workerUsage } from "./worker.js";
 
 const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: string }> = {
   serve: { run: serveCommand, usage: serveUsage },
+  worker: { run: workerCommand, usage: workerUsage },
   keys: { run: keysCommand, usage: keysUsage },
   models: { run: modelsCommand, usage: modelsUsage },
+  artifacts: { run: artifactsCommand, usage: artifactsUsage },
 };
 
 function usage(): string {

@@ -3,29 +3,35 @@ import { buildApp } from "../server/app.js";
 import { countLiveApiKeys, createApiKey, ensureApiKey } from "../store/keys.js";
 import type { Store } from "../store/db.js";
 import { parseCommandArgs } from "./args.js";
+import { createJobWorker } from "./job-worker.js";
 import { openServices } from "./open-services.js";
 
-export const serveUsage = `flywheel serve [--port N] [--host ADDR] [--data-dir DIR]
+export const serveUsage = `flywheel serve [--port N] [--host ADDR] [--data-dir DIR] [--no-worker]
 
-Serves the chat, training and trace APIs. Environment: FLYWHEEL_PORT, FLYWHEEL_HOST,
-FLYWHEEL_DATA_DIR, DATABASE_URL (PostgreSQL; unset = SQLite in the data dir), FLYWHEEL_API_KEY,
-FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH, FLYWHEEL_LOG_LEVEL, FLYWHEEL_KERNELS,
-FLYWHEEL_PRIORITY_MODELS, FLYWHEEL_MAX_NUM_SEQS, FLYWHEEL_MAX_BATCHED_TOKENS, FLYWHEEL_KV_CACHE_MB,
-FLYWHEEL_PREFIX_CACHE_MB.`;
+Serves the chat, training and trace APIs, and runs training jobs in-process unless --no-worker
+(or FLYWHEEL_SERVE_WORKER=0) leaves them to 'flywheel worker' processes. Environment:
+FLYWHEEL_PORT, FLYWHEEL_HOST, FLYWHEEL_DATA_DIR, DATABASE_URL (PostgreSQL; unset = SQLite in the
+data dir), FLYWHEEL_API_KEY, FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH,
+FLYWHEEL_LOG_LEVEL, FLYWHEEL_KERNELS, the engine settings (FLYWHEEL_PRIORITY_MODELS,
+FLYWHEEL_MAX_NUM_SEQS, FLYWHEEL_MAX_BATCHED_TOKENS, FLYWHEEL_KV_CACHE_MB, FLYWHEEL_PREFIX_CACHE_MB)
+and the job settings of 'flywheel worker'.`;
 
 export async function serveCommand(args: string[]): Promise<void> {
-  const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" } });
+  const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" }, "no-worker": { type: "boolean" } });
   const config = loadConfig(values);
   const services = await openServices(config);
   await ensureStartupKey(services.store, config.apiKey);
 
   const app = await buildApp(services, { logger: { level: config.logLevel } });
+  const worker = config.jobs.inProcessWorker ? createJobWorker(services, app.log) : undefined;
+  services.onJobQueued = () => worker?.wake();
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, "shutting down");
     await app.close();
+    await worker?.stop();
     await services.engineRegistry.close();
     await services.store.close();
     app.log.info("stopped");
@@ -35,7 +41,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, database: services.store.dialect, dataDir: config.dataDir }, "listening");
+  worker?.start();
+  app.log.info({ address, database: services.store.dialect, dataDir: config.dataDir, jobWorker: worker?.id ?? null }, "listening");
   console.log(`Flywheel ${address} (database: ${services.store.location})`);
 }
 

@@ -24,9 +24,10 @@ export interface AppServices {
   catalog: ModelCatalog;
   /** Headers of trace calls, for annotation queue items; until the calls store provides it, none are found. */
   traceCalls?: CallHeaderLookup;
-
   /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
   engines?: ChatEngines;
+  /** Called after a training job is queued, so an in-process worker can start it without waiting for its next poll. */
+  onJobQueued?: () => void;
 }
 
 declare module "fastify" {

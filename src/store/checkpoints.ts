@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { CursorNotFoundError } from "./errors.js";
+import { CursorNotFoundError, isUniqueViolation } from "./errors.js";
 import { decodeJson, encodeJson } from "./json.js";
 import { type CursorPage, toCursorPage } from "./pagination.js";
 import type { CheckpointsTable, Database } from "./schema.js";
@@ -74,4 +74,38 @@ export async function deleteCheckpointSteps(db: Kysely<Database>, modelId: strin
     }
     return { deletedCount: presentSteps.size, notFoundSteps: unique.filter((step) => !presentSteps.has(step)) };
   });
+}
+
+/**
+ * Merges logged metrics into the model's current (latest) checkpoint. A model without checkpoints
+ * gets a step-0 checkpoint of its base weights to carry them, which is what ART reads as step 0.
+ * Returns the step and its merged metrics.
+ */
+export async function mergeCheckpointMetrics(db: Kysely<Database>, modelId: string, metrics: Record<string, number>): Promise<{ step: number; metrics: Record<string, number> }> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        // A no-op write that returns the row it locked (the row lock on PostgreSQL, the write lock
+        // on SQLite): the metrics are read under the lock, so concurrent logs cannot lose updates.
+        const latestStep = trx.selectFrom("checkpoints").select((eb) => eb.fn.max("step").as("step")).where("model_id", "=", modelId);
+        const locked = await trx
+          .updateTable("checkpoints")
+          .set((eb) => ({ metrics: eb.ref("metrics") }))
+          .where("model_id", "=", modelId)
+          .where("step", "=", latestStep)
+          .returning(["id", "step", "metrics"])
+          .executeTakeFirst();
+        if (!locked) {
+          const created = await insertCheckpoint(trx, { modelId, step: 0, files: null, metrics });
+          return { step: created.step, metrics: created.metrics };
+        }
+        const merged = { ...decodeJson<Record<string, number>>(locked.metrics), ...metrics };
+        await trx.updateTable("checkpoints").set({ metrics: encodeJson(merged) }).where("id", "=", locked.id).execute();
+        return { step: locked.step, metrics: merged };
+      });
+    } catch (error) {
+      // Another log created step 0 first: merge into it on the next round.
+      if (!isUniqueViolation(error) || attempt >= 5) throw error;
+    }
+  }
 }

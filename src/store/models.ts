@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { isUniqueViolation } from "./errors.js";
 import type { Database, ModelsTable } from "./schema.js";
+import { cancelActiveJobsOfModel } from "./training-jobs.js";
 import { nowIso } from "./time.js";
 
 export type ModelRow = ModelsTable;
@@ -63,11 +64,16 @@ export async function listModels(db: Kysely<Database>, entity: string): Promise<
   return db.selectFrom("models").selectAll().where("entity", "=", entity).orderBy("created_at").orderBy("id").execute();
 }
 
-/** Deletes the model and its checkpoints in one transaction; returns how many checkpoints went with it. */
-export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number }> {
+/**
+ * Deletes the model and its checkpoints in one transaction; returns how many checkpoints went with
+ * it. Its queued and running jobs end as cancelled (their records stay readable).
+ */
+export async function deleteModel(db: Kysely<Database>, id: string): Promise<{ deletedCheckpoints: number; cancelledJobs: number }> {
   return db.transaction().execute(async (trx) => {
+    // A write first, so that SQLite takes its write lock before anything is read.
     const result = await trx.deleteFrom("checkpoints").where("model_id", "=", id).executeTakeFirst();
+    const cancelledJobs = await cancelActiveJobsOfModel(trx, id, "Training job was cancelled because its model was deleted");
     await trx.deleteFrom("models").where("id", "=", id).execute();
-    return { deletedCheckpoints: Number(result.numDeletedRows) };
+    return { deletedCheckpoints: Number(result.numDeletedRows), cancelledJobs };
   });
 }

@@ -39,8 +39,75 @@ export interface CheckpointsTable {
   created_at: string;
 }
 
+export type TrainingJobKind = "rl" | "sft";
+export type TrainingJobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+
+export interface TrainingJobsTable {
+  id: string;
+  entity: string;
+  /** Plain text, not a foreign key: a job stays readable after its model is deleted. */
+  model_id: string;
+  kind: TrainingJobKind;
+  status: TrainingJobStatus;
+  /** Submission order within the model (1, 2, …); jobs of one model run in this order. */
+  position: number;
+  /** JSON: what the job trains on (RL trajectory groups, or the resolved SFT artifact). */
+  input: string;
+  /** JSON: the resolved training configuration (every default filled in). */
+  config: string;
+  /** sha256 of the request, to compare requests that share an Idempotency-Key. */
+  request_hash: string;
+  idempotency_key: string | null;
+  /** How many times a worker has claimed the job. */
+  attempts: number;
+  /** The worker holding the lease while the job runs; null otherwise. */
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  /** The worker that claimed the job last (kept after the job ends, for diagnostics). */
+  last_worker: string | null;
+  /** The checkpoint step the job trains from, fixed when it starts (0 = base weights). */
+  base_step: number | null;
+  /** The checkpoint step of the KL reference, fixed when the job starts. */
+  kl_reference_step: number | null;
+  /** The checkpoint step the job committed (base_step + 1) once it succeeded. */
+  result_step: number | null;
+  error_message: string | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface TrainingJobEventsTable {
+  id: string;
+  job_id: string;
+  /** 1, 2, … within the job: the order the client reads events in. */
+  seq: number;
+  type: string;
+  /** JSON object. */
+  data: string;
+  created_at: string;
+}
+
+export interface ArtifactsTable {
+  id: string;
+  entity: string;
+  project: string;
+  name: string;
+  /** 0, 1, … per (entity, project, name): the `vN` of the artifact URL. */
+  version: number;
+  type: string;
+  /** JSON object of file name → {digest, size}. */
+  files: string;
+  /** JSON object. */
+  metadata: string;
+  created_at: string;
+}
+
 export interface Database extends TraceObjectTables {
   api_keys: ApiKeysTable;
   models: ModelsTable;
   checkpoints: CheckpointsTable;
+  training_jobs: TrainingJobsTable;
+  training_job_events: TrainingJobEventsTable;
+  artifacts: ArtifactsTable;
 }

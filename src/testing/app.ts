@@ -4,8 +4,10 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import { loadConfig } from "../config.js";
 import { ModelCatalog } from "../engine/catalog.js";
 import { EngineRegistry } from "../engine/runtime/engine-registry.js";
-import { buildApp } from "../server/app.js";
+import { type AppServices, buildApp } from "../server/app.js";
 import { renderWithModelTemplate } from "../server/chat/engine-template.js";
+import type { Trainer } from "../worker/trainer.js";
+import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
 import { LocalBlobStore } from "../store/blobs.js";
 import type { DialectName } from "../store/db.js";
 import { createApiKey } from "../store/keys.js";
@@ -19,6 +21,8 @@ export interface TestApp {
   dataDir: string;
   /** Keys of two entities, to prove tenant isolation. */
   keys: { alice: string; bob: string };
+  /** The in-process job worker, when the options asked for one. */
+  worker: JobWorker | undefined;
   /** `app.inject` with `Authorization: Bearer <key>`. */
   request(key: string, options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -33,7 +37,11 @@ export interface TestAppOptions {
    */
   servedModels?: Record<string, string>;
   env?: Record<string, string>;
+  /** Runs an in-process job worker with these settings (jobs stay queued without one). */
+  worker?: Partial<WorkerSettings> & { stepDelayMs?: number; trainer?: Trainer };
 }
+
+const quietLog: WorkerLog = { info() {}, warn() {}, error() {} };
 
 /** Writes a model directory that the catalog serves under `id`. */
 export function writeBaseModelDir(modelsRoot: string, id: string, config: Record<string, unknown> = { model_type: "qwen2" }): string {
@@ -52,14 +60,21 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   for (const [id, dir] of served) fs.cpSync(dir, path.join(store.dataDir, "models", ...id.split("/")), { recursive: true });
   const catalog = new ModelCatalog(config.modelDirs);
   const engines = served.length > 0 ? new EngineRegistry(catalog, { priorityModels: config.engine.priorityModels }) : undefined;
-  const app = await buildApp({
-    config,
-    store,
-    blobs: new LocalBlobStore(store.dataDir),
-    catalog,
-    ...(engines ? { engines: { get: (id: string) => engines.get(id), renderChatTemplate: renderWithModelTemplate } } : {}),
-  });
+  const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
+  if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
+  const app = await buildApp(services);
   await app.ready();
+  let worker: JobWorker | undefined;
+  if (options.worker) {
+    const { trainer, stepDelayMs = 0, ...settings } = options.worker;
+    worker = new JobWorker(
+      { store, blobs: services.blobs, catalog: services.catalog, trainer, stepDelayMs },
+      { concurrency: 2, pollMs: 50, leaseMs: 5000, maxAttempts: 3, ...settings },
+      quietLog,
+    );
+    services.onJobQueued = () => worker?.wake();
+    worker.start();
+  }
   const alice = (await createApiKey(store.db, "alice")).key;
   const bob = (await createApiKey(store.db, "bob")).key;
   return {
@@ -68,8 +83,10 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
     store,
     dataDir: store.dataDir,
     keys: { alice, bob },
+    worker,
     request: (key, request) => app.inject({ ...request, headers: { authorization: `Bearer ${key}`, ...request.headers } }),
     async close() {
+      await worker?.stop();
       await app.close();
       await engines?.close();
       await store.close();

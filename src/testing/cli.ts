@@ -7,7 +7,7 @@ const entry = path.join(projectRoot, "src", "cli", "main.ts");
 /** Environment for a child CLI: the parent's, minus settings that would leak into the test. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base = { ...process.env };
-  for (const name of ["DATABASE_URL", "FLYWHEEL_API_KEY", "FLYWHEEL_PORT", "FLYWHEEL_HOST", "FLYWHEEL_DATA_DIR", "FLYWHEEL_MODELS"]) delete base[name];
+  for (const name of ["DATABASE_URL", "FLYWHEEL_API_KEY", "FLYWHEEL_PORT", "FLYWHEEL_HOST", "FLYWHEEL_DATA_DIR", "FLYWHEEL_MODELS", "FLYWHEEL_BASE_URL", "WANDB_API_KEY"]) delete base[name];
   return { ...base, ...env };
 }
 

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from "fastify";
+import { artifactRoutes } from "./artifacts-routes.js";
+import { jobRoutes } from "./jobs-routes.js";
+import { logRoute } from "./log-route.js";
 import { modelRoutes } from "./models-routes.js";
 
 /** The preview training API under /v1/preview. */
 export async function trainingRoutes(app: FastifyInstance): Promise<void> {
   await app.register(modelRoutes);
+  await app.register(logRoute);
+  await app.register(jobRoutes);
+  await app.register(artifactRoutes);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { stepsNeededByActiveJobs } from "../../store/checkpoint-guard.js";
 import { deleteCheckpointSteps, pageCheckpoints } from "../../store/checkpoints.js";
 import { createModel, deleteModel, getModel, type ModelRow } from "../../store/models.js";
 import { principalOf } from "../auth.js";
@@ -56,7 +57,7 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "DELETE", url: "/preview/models/:model_id", summary: "Delete a model and all its checkpoints", tags, params: ModelIdParams, response: ModelDeleteRes, security: "bearer" },
+    { method: "DELETE", url: "/preview/models/:model_id", summary: "Delete a model and all its checkpoints; its queued and running jobs are cancelled", tags, params: ModelIdParams, response: ModelDeleteRes, security: "bearer" },
     async ({ params }, request) => {
       const model = await ownModel(principalOf(request).entity, params.model_id);
       const { deletedCheckpoints } = await deleteModel(store.db, model.id);
@@ -96,6 +97,15 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
     },
     async ({ params, body }, request) => {
       const model = await ownModel(principalOf(request).entity, params.model_id);
+      const needed = await stepsNeededByActiveJobs(store.db, model.id);
+      const refused = [...new Set(body.steps)].filter((step) => needed.has(step));
+      if (refused.length > 0) {
+        // 409 is retried by the OpenAI-based clients on DELETE; this conflict lasts until the jobs end.
+        throw new ApiError(409, `Checkpoint step(s) ${refused.join(", ")} are needed by a queued or running training job of this model; retry after it ends`, {
+          type: "ConflictError",
+          headers: { "x-should-retry": "false" },
+        });
+      }
       const { deletedCount, notFoundSteps } = await deleteCheckpointSteps(store.db, model.id, body.steps);
       return { deleted_count: deletedCount, not_found_steps: notFoundSteps };
     },

@@ -3,7 +3,7 @@ import { z } from "zod";
 /** Request and response schemas of the preview model registry (`spec/training.md` §2.1–2.5). */
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-const nameField = (what: string) =>
+export const nameField = (what: string) =>
   z.string().regex(NAME_PATTERN, `${what} must start with a letter or digit and use only letters, digits, '_', '.', '-' (at most 128)`);
 
 export const ModelCreateReq = z.object({

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as foundation from "./001-foundation.js";
+import * as training from "./002-training.js";
 import * as traceObjects from "./004-trace-objects.js";
 
 /**
@@ -8,6 +9,7 @@ import * as traceObjects from "./004-trace-objects.js";
  */
 const migrations: Record<string, Migration> = {
   "001-foundation": foundation,
+  "002-training": training,
   "004-trace-objects": traceObjects,
 };
 

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { resolveRlConfig } from "../../worker/training-config.js";
+import { ExperimentalConfigSchema, SftConfigSchema } from "./config-schemas.js";
+import { CursorLimit } from "./schemas.js";
+import { TrajectoryGroupsSchema } from "./trajectory-schemas.js";
+
+/** Requests and responses of training jobs and their events (spec/training.md §2.6–2.9). */
+
+export const RlJobCreateReq = z.object({
+  model_id: z.uuid(),
+  trajectory_groups: TrajectoryGroupsSchema,
+  experimental_config: ExperimentalConfigSchema.nullish().transform((config) => config ?? resolveRlConfig({})),
+});
+
+export const SftJobCreateReq = z.object({
+  model_id: z.uuid(),
+  training_data_url: z.string().min(1).describe("wandb-artifact:///entity/project/name:vN (or :latest), from POST /v1/preview/artifacts"),
+  config: SftConfigSchema.nullish(),
+  experimental_config: z.record(z.string(), z.unknown()).nullish(),
+});
+
+export const JobIdParams = z.object({ training_job_id: z.uuid() });
+
+export const JobEventsQuery = z.object({
+  after: z.string().optional().describe("Id of the last event of the previous page"),
+  limit: CursorLimit,
+});
+
+export const JobRes = z.object({
+  id: z.uuid(),
+  model_id: z.uuid(),
+  kind: z.enum(["rl", "sft"]),
+  status: z.enum(["queued", "running", "succeeded", "failed", "cancelled"]),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  ended_at: z.string().nullable(),
+  training_start: z.string().nullable().describe("Alias of started_at"),
+  training_end: z.string().nullable().describe("Alias of ended_at"),
+  error_message: z.string().nullable(),
+  step: z.number().int().nullable().describe("The checkpoint step the job committed; null until it succeeded"),
+});
+
+export const JobEventItem = z.object({
+  id: z.uuid(),
+  type: z.enum(["training_started", "gradient_step", "training_ended", "training_failed"]),
+  data: z.record(z.string(), z.unknown()),
+});

@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
+
+/**
+ * Trajectory groups as ART sends them (spec/training.md §4). Unknown keys are kept (ART dumps
+ * OpenAI SDK objects with extras), documented fields are type-checked, and every error names the
+ * exact place, e.g. `trajectory_groups.0.trajectories.2.messages_and_choices.1.role`.
+ */
+
+const TopLogprob = z.looseObject({ token: z.string(), logprob: z.number() });
+
+const TokenLogprob = z.looseObject({
+  token: z.string(),
+  logprob: z.number(),
+  bytes: z.array(z.number().int()).nullish(),
+  top_logprobs: z.array(TopLogprob).nullish(),
+});
+
+const ToolCall = z.looseObject({ id: z.string().nullish(), type: z.string().nullish(), function: z.looseObject({ name: z.string(), arguments: z.string() }) });
+
+/** A sampled choice (the OpenAI SDK's `Choice` dump): the items the trainer learns from. */
+const Choice = z.looseObject({
+  message: z.looseObject({
+    role: z.literal("assistant").optional(),
+    content: z.string().nullish(),
+    tool_calls: z.array(ToolCall).nullish(),
+  }),
+  logprobs: z.looseObject({ content: z.array(TokenLogprob).nullish(), refusal: z.array(TokenLogprob).nullish() }).nullish(),
+  finish_reason: z.string().nullish(),
+  index: z.number().int().optional(),
+});
+
+const Message = z.looseObject({
+  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+  tool_calls: z.array(ToolCall).nullish(),
+});
+
+/** Choice or message, told apart by the §4.2 discriminator; errors keep their nested paths. */
+const Item = z.unknown().transform((value, ctx) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    ctx.issues.push({ code: "invalid_type", expected: "object", input: value, path: [], message: "expected an object" });
+    return z.NEVER;
+  }
+  const result = (isChoice(value) ? Choice : Message).safeParse(value, { reportInput: true });
+  if (!result.success) {
+    ctx.issues.push(...(result.error.issues as typeof ctx.issues));
+    return z.NEVER;
+  }
+  return result.data as TrajectoryItem;
+});
+
+/** OpenAI tool definitions; ART's tokenizer also accepts bare function objects. */
+const Tool = z.looseObject({});
+
+const History = z.looseObject({
+  messages_and_choices: z.array(Item),
+  tools: z
+    .array(Tool)
+    .nullish()
+    .transform((tools) => tools ?? null),
+});
+
+const MetricValues = z.record(z.string(), z.union([z.number(), z.boolean()]));
+
+export const TrajectorySchema = z
+  .looseObject({
+    messages_and_choices: z.array(Item).optional(),
+    tools: z.array(Tool).nullish(),
+    additional_histories: z.array(History).nullish(),
+    reward: z.number().default(0),
+    initial_policy_version: z.number().int().nullish(),
+    final_policy_version: z.number().int().nullish(),
+    metrics: MetricValues.nullish(),
+    metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
+    logs: z.array(z.string()).nullish(),
+  })
+  .superRefine((trajectory, ctx) => {
+    if (trajectory.messages_and_choices === undefined && "exchanges" in trajectory) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["messages_and_choices"],
+        message: "Trajectories in the newer `exchanges` form are not supported; send messages_and_choices",
+      });
+    }
+  })
+  .transform((trajectory) => ({
+    ...trajectory,
+    messages_and_choices: trajectory.messages_and_choices ?? [],
+    tools: trajectory.tools ?? null,
+    additional_histories: trajectory.additional_histories ?? [],
+    metrics: trajectory.metrics ?? {},
+    metadata: trajectory.metadata ?? {},
+    logs: trajectory.logs ?? [],
+  }));
+
+const RolloutException = z.looseObject({ type: z.string().nullish(), message: z.string().nullish(), traceback: z.string().nullish() });
+
+export const TrajectoryGroupSchema = z
+  .looseObject({
+    trajectories: z.array(TrajectorySchema),
+    exceptions: z.array(RolloutException).nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+    metrics: MetricValues.nullish(),
+    logs: z.array(z.string()).nullish(),
+  })
+  .transform((group) => ({ ...group, exceptions: group.exceptions ?? [], metadata: group.metadata ?? {}, metrics: group.metrics ?? {}, logs: group.logs ?? [] }));
+
+export const TrajectoryGroupsSchema = z.array(TrajectoryGroupSchema);

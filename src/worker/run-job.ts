@@ -1,0 +1,149 @@
+import type { ModelCatalog } from "../engine/catalog.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { Store } from "../store/db.js";
+import { type Lease, LeaseLostError } from "../store/job-leases.js";
+import { beginJob, type CheckpointState, commitJobCheckpoint, failJob, MissingCheckpointError, recordJobEvent } from "../store/job-lifecycle.js";
+import { getModel } from "../store/models.js";
+import type { TrainingJobRow } from "../store/training-jobs.js";
+import { type JobWork, loadJobWork } from "./job-input.js";
+import { SftDataError } from "./sft-data.js";
+import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
+import { klReferenceStep } from "./training-config.js";
+import { summarizeTrainability } from "./trajectories.js";
+
+export interface JobRunnerDeps {
+  store: Store;
+  blobs: BlobStore;
+  catalog: ModelCatalog;
+  /** Undefined where no trainer is installed: only jobs with nothing to train can then run. */
+  trainer: Trainer | undefined;
+  /**
+   * A pause after training_started and after every gradient step, on every path (0 = none). It
+   * throttles jobs for demonstrations and lets fault tests observe a job while it runs.
+   */
+  stepDelayMs: number;
+}
+
+/** A failure found by the runner itself; like any error, its message becomes training_failed's. */
+class JobFailure extends Error {}
+
+/**
+ * Runs one claimed job to its end: training_started, the gradient steps, then the checkpoint and
+ * training_ended in one transaction, or training_failed. Returns quietly when the lease is lost
+ * (the job was cancelled or taken back: someone else wrote its terminal event) or `signal` aborts;
+ * the caller decides what an abort means for the job.
+ */
+export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, lease: Lease, signal: AbortSignal): Promise<void> {
+  const { db } = deps.store;
+  try {
+    const model = await getModel(db, job.entity, job.model_id);
+    if (!model) throw new JobFailure(`model ${job.model_id} no longer exists`);
+    const work = await loadWork(job, deps.blobs);
+    const referenceStepFor = work.kind === "rl" ? (base: number) => klReferenceStep(work.config, base) : undefined;
+    const { base, reference } = await beginJob(db, lease, model.id, referenceStepFor).catch((error: unknown) => {
+      throw error instanceof MissingCheckpointError ? new JobFailure(error.message) : error;
+    });
+    const next: CheckpointState = { step: base.step + 1, files: base.files };
+
+    if (work.kind === "rl" && summarizeTrainability(work.trajectoryGroups, work.config.allow_training_without_logprobs).numTrainableTrajectories === 0) {
+      // §5.2: nothing to learn from, yet the step advances with the same weights.
+      await recordJobEvent(db, lease, "training_started", { num_sequences: 0 });
+      await pause(deps.stepDelayMs, signal);
+      await commitJobCheckpoint(db, lease, model.id, next);
+      return;
+    }
+    if (!deps.trainer) {
+      throw new JobFailure(`this server has no trainer installed for base model '${model.base_model}'; only jobs with nothing to train (no reward variance) can run`);
+    }
+    const run: TrainingRun = {
+      jobId: job.id,
+      model: { id: model.id, entity: model.entity, project: model.project, name: model.name, baseModel: model.base_model },
+      servedBaseModel: deps.catalog.get(model.base_model),
+      from: base,
+      klReference: reference,
+      blobs: deps.blobs,
+      work,
+      signal,
+    };
+    const adapter = await followTrainer(deps, lease, deps.trainer.train(run), signal);
+    if (adapter) {
+      const files: Record<string, string> = {};
+      // Blobs first, then one transaction makes the checkpoint visible: never a partial checkpoint.
+      for (const [name, bytes] of Object.entries(adapter)) files[name] = await deps.blobs.put(bytes);
+      next.files = files;
+    }
+    await commitJobCheckpoint(db, lease, model.id, next);
+  } catch (error) {
+    if (error instanceof LeaseLostError || signal.aborted) return;
+    const message = error instanceof Error ? error.message : String(error);
+    await failJob(db, lease, message).catch((failError: unknown) => {
+      if (!(failError instanceof LeaseLostError)) throw failError;
+    });
+  }
+}
+
+async function loadWork(job: TrainingJobRow, blobs: BlobStore): Promise<JobWork> {
+  try {
+    return await loadJobWork(job, blobs);
+  } catch (error) {
+    if (error instanceof SftDataError) throw new JobFailure(error.message);
+    throw error;
+  }
+}
+
+/** Records the trainer's updates as events, holding it to the documented order. */
+async function followTrainer(deps: JobRunnerDeps, lease: Lease, updates: AsyncIterable<TrainerUpdate>, signal: AbortSignal): Promise<Record<string, Uint8Array> | null> {
+  const { db } = deps.store;
+  let expectedSteps: number | undefined;
+  let steps = 0;
+  for await (const update of updates) {
+    if (signal.aborted) throw signal.reason;
+    switch (update.type) {
+      case "started":
+        if (expectedSteps !== undefined) throw new JobFailure("trainer protocol error: started twice");
+        if (!Number.isInteger(update.numSequences) || update.numSequences < 0) throw new JobFailure("trainer protocol error: num_sequences must be a non-negative integer");
+        expectedSteps = update.numSequences;
+        await recordJobEvent(db, lease, "training_started", { num_sequences: expectedSteps });
+        await pause(deps.stepDelayMs, signal);
+        break;
+      case "gradient_step":
+        if (expectedSteps === undefined) throw new JobFailure("trainer protocol error: a gradient step before started");
+        if (++steps > expectedSteps) throw new JobFailure(`trainer protocol error: more than the announced ${expectedSteps} gradient steps`);
+        await recordJobEvent(db, lease, "gradient_step", finiteMetrics(update.metrics));
+        await pause(deps.stepDelayMs, signal);
+        break;
+      case "finished":
+        if (expectedSteps === undefined || steps !== expectedSteps) {
+          throw new JobFailure(`trainer protocol error: finished after ${steps} of ${expectedSteps ?? "?"} gradient steps`);
+        }
+        return update.adapter;
+    }
+  }
+  throw new JobFailure("trainer protocol error: ended without finishing");
+}
+
+/** gradient_step data must be numbers (ART converts every value with float()); NaN and ±∞ cannot be sent as JSON. */
+function finiteMetrics(metrics: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(metrics)) {
+    if (typeof value !== "number") throw new JobFailure(`trainer protocol error: metric '${key}' is not a number`);
+    if (Number.isFinite(value)) out[key] = value;
+  }
+  return out;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

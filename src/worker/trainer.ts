@@ -1,0 +1,58 @@
+import type { CatalogEntry } from "../engine/catalog.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js";
+import type { SftRow } from "./sft-data.js";
+import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
+import type { TrajectoryGroup } from "./trajectories.js";
+
+/**
+ * The seam between the job system and the model math. The job runner owns everything durable
+ * (claiming, leases, events, blobs, the atomic checkpoint commit); a Trainer only turns one job's
+ * data and starting weights into a sequence of updates. It must run its heavy work off the
+ * calling thread (worker threads) and stop promptly when `signal` aborts.
+ */
+export interface Trainer {
+  train(run: TrainingRun): AsyncIterable<TrainerUpdate>;
+}
+
+export interface TrainingRun {
+  jobId: string;
+  model: { id: string; entity: string; project: string; name: string; baseModel: string };
+  /** The served base model (its directory); undefined if the catalog no longer serves it. */
+  servedBaseModel: CatalogEntry | undefined;
+  /** The weights to start from: the model's latest checkpoint (files null = the base weights). */
+  from: CheckpointState;
+  /** The KL reference when kl_penalty_coef > 0 (step null = the base weights); undefined otherwise. */
+  klReference: ReferenceState | undefined;
+  /** Checkpoint files are blob digests in this store; `localPath` gives a readable file. */
+  blobs: BlobStore;
+  work: RlWork | SftWork;
+  /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */
+  signal: AbortSignal;
+}
+
+export interface RlWork {
+  kind: "rl";
+  trajectoryGroups: TrajectoryGroup[];
+  config: RlTrainingConfig;
+}
+
+export interface SftWork {
+  kind: "sft";
+  rows: SftRow[];
+  config: SftTrainingConfig;
+  /** The artifact's metadata.json, when it has one. */
+  metadata: unknown;
+}
+
+/**
+ * What a trainer yields, in this order: one `started` (num_sequences = the number of optimizer
+ * steps it will take), then exactly that many `gradient_step`s, then one `finished`. The runner
+ * turns them into the job's events and refuses any other order.
+ */
+export type TrainerUpdate =
+  | { type: "started"; numSequences: number }
+  /** Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …). */
+  | { type: "gradient_step"; metrics: Record<string, number> }
+  /** The new PEFT adapter (file name → bytes), or null when nothing was trainable (weights unchanged). */
+  | { type: "finished"; adapter: Record<string, Uint8Array> | null };
