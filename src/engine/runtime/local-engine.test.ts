@@ -79,13 +79,25 @@ describe("LocalEngine", () => {
   it("reports errors of the engine thread as errors of the stream", async () => {
     const stream = engine.generate({ ...request("bad", { maxTokens: 3 }), promptTokenIds: [1, 1_000_000] });
     await expect(collect(stream)).rejects.toMatchObject({ name: "EngineError", kind: "invalid_request", message: expect.stringContaining("1000000") });
-    await expect(engine.checkConstraint({ kind: "regex", pattern: "a+" })).rejects.toMatchObject({ kind: "unsupported" });
+    await expect(engine.checkConstraint({ kind: "regex", pattern: "a(" })).rejects.toMatchObject({ kind: "invalid_request", message: expect.stringContaining("Failed to transform regex into a grammar") });
+    await expect(engine.checkConstraint({ kind: "regex", pattern: "a+" })).resolves.toBeUndefined();
   });
 
   it("refuses a request id that is already running", async () => {
     const first = engine.generate(request("twice", { temperature: 0, maxTokens: 20, ignoreEos: true }));
     await expect(collect(engine.generate(request("twice", { maxTokens: 2 })))).rejects.toThrow(/already running/);
     expect(choiceIds(await collect(first))).toHaveLength(20);
+  });
+
+  it("keeps constrained output inside its grammar (xgrammar in the engine thread)", async () => {
+    const schema = { type: "object", properties: { answer: { enum: ["yes", "no"] } }, required: ["answer"] };
+    const events = await collect(
+      engine.generate(request("json", { temperature: 1, seed: 3, n: 2, maxTokens: 40 }, { constraint: { kind: "json_schema", schema, options: { disableAnyWhitespace: true } } })),
+    );
+    for (const index of [0, 1]) {
+      expect(["yes", "no"]).toContain(JSON.parse(choiceText(events, index)).answer);
+      expect(finishOf(events, index)).toMatchObject({ finishReason: "stop" });
+    }
   });
 
   it("reports reused prefixes as cached tokens", async () => {

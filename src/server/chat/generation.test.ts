@@ -89,6 +89,21 @@ describe.each(testDialects)("chat completions on a real engine (%s)", (dialect) 
     expect(beams.choices).toHaveLength(2);
   });
 
+  it("constrains the output to a JSON schema and refuses one xgrammar cannot enforce", async () => {
+    const schema = { type: "object", properties: { color: { enum: ["red", "green"] } }, required: ["color"], additionalProperties: false };
+    const completion = await client.chat.completions.create({
+      ...params({ max_completion_tokens: 40, ignore_eos: false }),
+      response_format: { type: "json_schema", json_schema: { name: "color", schema } },
+    });
+    const message = completion.choices[0]!.message;
+    expect(["red", "green"]).toContain(JSON.parse(message.content!).color);
+    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    await expect(client.chat.completions.create(params({ structured_outputs: { regex: "(" } }))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("Failed to transform regex into a grammar"),
+    });
+  });
+
   it("refuses a priority on a model without priority scheduling", async () => {
     await expect(client.chat.completions.create(params({ priority: 3 }))).rejects.toMatchObject({ status: 400, message: expect.stringContaining("Priority scheduling is not enabled") });
   });
