@@ -33,7 +33,7 @@ export class EngineThread {
 
   constructor(
     private readonly init: EngineThreadInit,
-    private readonly handlers: EngineThreadHandlers,
+    handlers: EngineThreadHandlers,
   ) {
     this.worker = spawnWorker(init);
     let settleReady: { resolve(): void; reject(error: Error): void };

@@ -7,6 +7,7 @@ import type { ChatTemplateRenderer } from "./template.js";
  */
 export const renderWithModelTemplate: ChatTemplateRenderer = (model, input) =>
   renderChatTemplate(input.template, {
+    // Template messages are plain JSON objects; the renderer takes any object shape.
     messages: input.messages as unknown as Record<string, unknown>[],
     tools: input.tools,
     documents: input.documents,
