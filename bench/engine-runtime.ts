@@ -67,7 +67,9 @@ const model = loadModel(cacheDir);
 const engine = await LocalEngine.start({ id: "bench", dir: cacheDir, scheduler: { maxRunningSequences: 16, prefixCacheBytes: 0 } });
 console.log(`runtime benchmark: qwen2 hidden ${shape.hiddenSize}, ${shape.numLayers} layers, kernels ${model.transformer.kernels.name}, prompt ${PROMPT}, ${TOKENS} tokens per stream`);
 console.log(`machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os.loadavg().map((load) => load.toFixed(2)).join(" ")}`);
-await throughEngine(engine, 2); // warm-up
+// Warm-up of both paths (JIT, caches).
+bareForward(2);
+await throughEngine(engine, 2);
 console.log("streams | engine tokens/s | bare forward tokens/s | engine / bare | first token (ms)");
 for (const count of CONCURRENCY) {
   const bare = bareForward(count);
