@@ -3,7 +3,8 @@ import path from "node:path";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig } from "../config.js";
 import { ModelCatalog } from "../engine/catalog.js";
-import { EngineRegistry } from "../engine/runtime/engine-registry.js";
+import type { EngineRegistry } from "../engine/runtime/engine-registry.js";
+import { createEngineRegistry } from "../cli/open-services.js";
 import { type AppServices, buildApp } from "../server/app.js";
 import { renderWithModelTemplate } from "../server/chat/engine-template.js";
 import type { Trainer } from "../worker/trainer.js";
@@ -59,7 +60,8 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const served = Object.entries(options.servedModels ?? {});
   for (const [id, dir] of served) fs.cpSync(dir, path.join(store.dataDir, "models", ...id.split("/")), { recursive: true });
   const catalog = new ModelCatalog(config.modelDirs);
-  const engines = served.length > 0 ? new EngineRegistry(catalog, { priorityModels: config.engine.priorityModels }) : undefined;
+  // Configured as `serve` configures them (FLYWHEEL_PRIORITY_MODELS, FLYWHEEL_MAX_NUM_SEQS, …, from `env`).
+  const engines = served.length > 0 ? createEngineRegistry(config, catalog) : undefined;
   const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
   if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
   const app = await buildApp(services);
