@@ -9,7 +9,7 @@ import { type AppServices, buildApp } from "../server/app.js";
 import { renderWithModelTemplate } from "../server/chat/engine-template.js";
 import type { Trainer } from "../worker/trainer.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
-import { LocalBlobStore } from "../store/blobs.js";
+import { type BlobStore, LocalBlobStore } from "../store/blobs.js";
 import type { DialectName } from "../store/db.js";
 import { createApiKey } from "../store/keys.js";
 import { openTestStore, type TestStore } from "./stores.js";
@@ -19,6 +19,8 @@ export interface TestApp {
   /** The engines behind the chat endpoint, when the app was started with `servedModels`. */
   engines: EngineRegistry | undefined;
   store: TestStore;
+  /** The blob store the app uses (checkpoint files, artifacts). */
+  blobs: BlobStore;
   dataDir: string;
   /** Keys of two entities, to prove tenant isolation. */
   keys: { alice: string; bob: string };
@@ -83,6 +85,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
     app,
     engines,
     store,
+    blobs: services.blobs,
     dataDir: store.dataDir,
     keys: { alice, bob },
     worker,
