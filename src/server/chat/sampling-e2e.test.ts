@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GenerateEvent } from "../../engine/api.js";
 import type { Tokenizer } from "../../engine/tokenizer/types.js";
 import { defaultSamplingParams, type SamplingParams } from "../../engine/sampling/params.js";
-import { type ChatParams, type ChatServer, type Completion, startChatServer } from "../../testing/chat-server.js";
+import { type ChatParams, type ChatServer, type Completion, chunksOf, readSse, startChatServer } from "../../testing/chat-server.js";
 import { choiceIds } from "../../testing/engine.js";
 import { tinyModel } from "../../testing/models.js";
 import { testDialects } from "../../testing/stores.js";
@@ -109,6 +109,10 @@ describe.each(testDialects)("chat completion sampling fields end to end (%s)", (
     expect(tokensOf(stopped)).toEqual(tokensOf(greedy).slice(0, word.index + 1));
     const kept = await server.create(params({ stop: word.text, include_stop_str_in_output: true, max_completion_tokens: 24 }));
     expect(kept.choices[0]!.message.content).toBe(content.slice(0, cut + word.text.length));
+    // Streamed, no part of the stop string leaks out before the match is known.
+    const chunks = chunksOf(await readSse(await server.post({ ...params({ stop: [word.text], max_completion_tokens: 24 }), stream: true })));
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("")).toBe(content.slice(0, cut));
+    expect(chunks.at(-1)!.choices[0]).toMatchObject({ finish_reason: "stop", stop_reason: word.text });
   });
 
   it("stops at a stop token id, reporting it as the stop_reason without its text", async () => {

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineStats } from "../../engine/runtime/engine-core.js";
-import { type ChatParams, type ChatServer, type Chunk, chunksOf, readSse, type SseEvent, sseEvents, startChatServer } from "../../testing/chat-server.js";
+import { type ChatParams, type ChatServer, type Chunk, type Completion, chunksOf, readSse, type SseEvent, sseEvents, startChatServer } from "../../testing/chat-server.js";
 import { tinyModel } from "../../testing/models.js";
 import { testDialects } from "../../testing/stores.js";
 
@@ -156,6 +156,17 @@ describe.each(testDialects)("chat completion streams and lifecycle end to end (%
     expect(concurrent.map((completion) => completion.id)).toEqual(["chatcmpl-same", "chatcmpl-same"]);
     const streamed = chunksOf(await readSse(await server.post({ ...params({ request_id: "body-id" }), stream: true }, { headers: { "x-request-id": "stream-id" } })));
     expect(new Set(streamed.map((chunk) => chunk.id))).toEqual(new Set(["chatcmpl-stream-id"]));
+  });
+
+  it("answers on the trailing-slash path too, ignoring unknown fields", async () => {
+    const response = await fetch(`${server.baseURL}/chat/completions/`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.app.keys.alice}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...params(), guided_json: { type: "object" }, metadata: { a: "b" }, store: true, some_future_field: [1, 2] }),
+    });
+    expect(response.status).toBe(200);
+    const completion = (await response.json()) as Completion;
+    expect(completion.choices[0]!.message.content).toBe((await server.create(params())).choices[0]!.message.content);
   });
 
   it("accepts kv_transfer_params and answers null: no KV connector serves this engine", async () => {

@@ -90,7 +90,10 @@ describe.each(testDialects)("chat completion token outputs end to end (%s)", (di
     asIds.choices[0]!.logprobs!.content.forEach((entry, position) => {
       expect(entry.token).toBe(`token_id:${ids[position]}`);
       expect(entry.bytes).toEqual([...tokenizer.tokenBytes(ids[position]!)]);
-      for (const alternative of entry.top_logprobs) expect(alternative.token).toMatch(/^token_id:\d+$/);
+      for (const alternative of entry.top_logprobs) {
+        expect(alternative.token).toMatch(/^token_id:\d+$/);
+        expect(alternative.bytes).toEqual([...tokenizer.tokenBytes(Number(alternative.token.slice("token_id:".length)))]);
+      }
     });
   });
 
