@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { requireApiKey } from "../auth.js";
+import { callQueryRoutes } from "./calls-query-routes.js";
+import { callRoutes } from "./calls-routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -12,5 +14,8 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
   // registered before the hook, in their own scope.
   await app.register(async (authed) => {
     authed.addHook("onRequest", requireApiKey(app.services.store, "trace", ["bearer", "basic"]));
+    await authed.register(callRoutes);
+    // refReader (expand_columns) is the objects side's ref reader, wired when both halves meet.
+    await authed.register(callQueryRoutes, { refReader: undefined });
   });
 }

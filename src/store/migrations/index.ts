@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as foundation from "./001-foundation.js";
+import * as traceCalls from "./003-trace-calls.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -7,6 +8,7 @@ import * as foundation from "./001-foundation.js";
  */
 const migrations: Record<string, Migration> = {
   "001-foundation": foundation,
+  "003-trace-calls": traceCalls,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
