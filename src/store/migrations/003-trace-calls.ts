@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
 
 /**
  * Trace calls, their object refs, feedback and LLM prices (`spec/trace.md` §3.1, §3.4, §4.8).
@@ -7,10 +7,13 @@ import type { Kysely } from "kysely";
  * call, an op's calls, a thread's turns.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  // PostgreSQL text compares by the database's locale; "C" makes order and range comparisons
+  // bytewise, as on SQLite, so both dialects sort names, ids and timestamps alike.
+  const text = db.getExecutor().adapter instanceof PostgresAdapter ? sql`text COLLATE "C"` : sql`text`;
   await db.schema
     .createTable("trace_calls")
-    .addColumn("project_id", "text", (col) => col.notNull())
-    .addColumn("id", "text", (col) => col.notNull())
+    .addColumn("project_id", text, (col) => col.notNull())
+    .addColumn("id", text, (col) => col.notNull())
     .addColumn("op_name", "text")
     .addColumn("display_name", "text")
     .addColumn("trace_id", "text")
@@ -40,40 +43,40 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable("trace_call_refs")
-    .addColumn("project_id", "text", (col) => col.notNull())
-    .addColumn("call_id", "text", (col) => col.notNull())
-    .addColumn("direction", "text", (col) => col.notNull())
-    .addColumn("ref", "text", (col) => col.notNull())
+    .addColumn("project_id", text, (col) => col.notNull())
+    .addColumn("call_id", text, (col) => col.notNull())
+    .addColumn("direction", text, (col) => col.notNull())
+    .addColumn("ref", text, (col) => col.notNull())
     .addPrimaryKeyConstraint("trace_call_refs_pk", ["project_id", "ref", "direction", "call_id"])
     .execute();
 
   await db.schema
     .createTable("trace_feedback")
-    .addColumn("project_id", "text", (col) => col.notNull())
-    .addColumn("id", "text", (col) => col.notNull())
-    .addColumn("weave_ref", "text", (col) => col.notNull())
+    .addColumn("project_id", text, (col) => col.notNull())
+    .addColumn("id", text, (col) => col.notNull())
+    .addColumn("weave_ref", text, (col) => col.notNull())
     .addColumn("wb_user_id", "text")
     .addColumn("creator", "text")
-    .addColumn("created_at", "text", (col) => col.notNull())
-    .addColumn("feedback_type", "text", (col) => col.notNull())
-    .addColumn("payload", "text", (col) => col.notNull())
+    .addColumn("created_at", text, (col) => col.notNull())
+    .addColumn("feedback_type", text, (col) => col.notNull())
+    .addColumn("payload", text, (col) => col.notNull())
     .addColumn("annotation_ref", "text")
     .addColumn("runnable_ref", "text")
     .addColumn("call_ref", "text")
     .addColumn("trigger_ref", "text")
     .addColumn("queue_id", "text")
-    .addColumn("scorer_tags", "text", (col) => col.notNull())
-    .addColumn("scorer_tag_reasons", "text", (col) => col.notNull())
-    .addColumn("scorer_tag_confidences", "text", (col) => col.notNull())
-    .addColumn("scorer_ratings", "text", (col) => col.notNull())
-    .addColumn("scorer_rating_reasons", "text", (col) => col.notNull())
-    .addColumn("scorer_rating_confidences", "text", (col) => col.notNull())
-    .addColumn("span_agent_name", "text", (col) => col.notNull())
-    .addColumn("span_agent_version", "text", (col) => col.notNull())
-    .addColumn("span_status_code", "text", (col) => col.notNull())
-    .addColumn("span_conversation_id", "text", (col) => col.notNull())
-    .addColumn("span_trace_id", "text", (col) => col.notNull())
-    .addColumn("scorer_trace_id", "text", (col) => col.notNull())
+    .addColumn("scorer_tags", text, (col) => col.notNull())
+    .addColumn("scorer_tag_reasons", text, (col) => col.notNull())
+    .addColumn("scorer_tag_confidences", text, (col) => col.notNull())
+    .addColumn("scorer_ratings", text, (col) => col.notNull())
+    .addColumn("scorer_rating_reasons", text, (col) => col.notNull())
+    .addColumn("scorer_rating_confidences", text, (col) => col.notNull())
+    .addColumn("span_agent_name", text, (col) => col.notNull())
+    .addColumn("span_agent_version", text, (col) => col.notNull())
+    .addColumn("span_status_code", text, (col) => col.notNull())
+    .addColumn("span_conversation_id", text, (col) => col.notNull())
+    .addColumn("span_trace_id", text, (col) => col.notNull())
+    .addColumn("scorer_trace_id", text, (col) => col.notNull())
     .addPrimaryKeyConstraint("trace_feedback_pk", ["project_id", "id"])
     .execute();
   await db.schema.createIndex("trace_feedback_ref").on("trace_feedback").columns(["project_id", "weave_ref"]).execute();
@@ -81,20 +84,20 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable("trace_costs")
-    .addColumn("id", "text", (col) => col.primaryKey())
-    .addColumn("pricing_level", "text", (col) => col.notNull())
-    .addColumn("pricing_level_id", "text", (col) => col.notNull())
-    .addColumn("provider_id", "text", (col) => col.notNull())
-    .addColumn("llm_id", "text", (col) => col.notNull())
-    .addColumn("effective_date", "text", (col) => col.notNull())
+    .addColumn("id", text, (col) => col.primaryKey())
+    .addColumn("pricing_level", text, (col) => col.notNull())
+    .addColumn("pricing_level_id", text, (col) => col.notNull())
+    .addColumn("provider_id", text, (col) => col.notNull())
+    .addColumn("llm_id", text, (col) => col.notNull())
+    .addColumn("effective_date", text, (col) => col.notNull())
     .addColumn("prompt_token_cost", "double precision", (col) => col.notNull())
     .addColumn("completion_token_cost", "double precision", (col) => col.notNull())
     .addColumn("cache_read_input_token_cost", "double precision", (col) => col.notNull())
     .addColumn("cache_creation_input_token_cost", "double precision", (col) => col.notNull())
-    .addColumn("prompt_token_cost_unit", "text", (col) => col.notNull())
-    .addColumn("completion_token_cost_unit", "text", (col) => col.notNull())
+    .addColumn("prompt_token_cost_unit", text, (col) => col.notNull())
+    .addColumn("completion_token_cost_unit", text, (col) => col.notNull())
     .addColumn("created_by", "text")
-    .addColumn("created_at", "text", (col) => col.notNull())
+    .addColumn("created_at", text, (col) => col.notNull())
     .execute();
   await db.schema.createIndex("trace_costs_lookup").on("trace_costs").columns(["pricing_level_id", "llm_id", "effective_date"]).execute();
 }

@@ -63,7 +63,7 @@ const sqlite: TraceSql = {
 
 const postgres: TraceSql = {
   dialect: "postgres",
-  jsonText: (doc, path) => sql`(CAST(${doc} AS json) #>> CAST(${path} AS text[]))`,
+  jsonText: (doc, path) => sql`((CAST(${doc} AS json) #>> CAST(${path} AS text[])) COLLATE "C")`,
   numberOf: (text) => sql`(SELECT CASE WHEN n.t ~ ${NUMBER_PATTERN} THEN CAST(n.t AS double precision) END FROM (SELECT ${text} AS t) AS n)`,
   byteLength: (text) => sql`octet_length(${text})`,
   position: (needle, haystack) => sql`strpos(${haystack}, ${needle})`,
