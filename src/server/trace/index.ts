@@ -2,6 +2,8 @@ import type { FastifyInstance } from "fastify";
 import { requireApiKey } from "../auth.js";
 import { callQueryRoutes } from "./calls-query-routes.js";
 import { callRoutes } from "./calls-routes.js";
+import { costRoutes } from "./costs-routes.js";
+import { feedbackRoutes } from "./feedback-routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -17,5 +19,8 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(callRoutes);
     // refReader (expand_columns) is the objects side's ref reader, wired when both halves meet.
     await authed.register(callQueryRoutes, { refReader: undefined });
+    // refReader (AnnotationSpec checks) and queues (queue_id checks) come from the objects side.
+    await authed.register(feedbackRoutes, { refReader: undefined, queues: undefined });
+    await authed.register(costRoutes);
   });
 }
