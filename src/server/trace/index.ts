@@ -4,6 +4,7 @@ import { callQueryRoutes } from "./calls-query-routes.js";
 import { callRoutes } from "./calls-routes.js";
 import { costRoutes } from "./costs-routes.js";
 import { feedbackRoutes } from "./feedback-routes.js";
+import { otelRoutes } from "./otel/routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -22,5 +23,6 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     // refReader (AnnotationSpec checks) and queues (queue_id checks) come from the objects side.
     await authed.register(feedbackRoutes, { refReader: undefined, queues: undefined });
     await authed.register(costRoutes);
+    await authed.register(otelRoutes);
   });
 }
