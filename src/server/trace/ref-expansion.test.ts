@@ -24,7 +24,7 @@ describe("expand_columns", () => {
     const calls = [call({ model }), call({ model, other: "weave:///e/p/call/x" })];
     await expandColumns("e/p", calls, ["inputs.model.prompt", "inputs.model", "inputs.other"], reader);
     expect(calls[0]!.inputs).toEqual({ model: { name: "m", prompt: { text: "hi", _ref: prompt }, _ref: model } });
-    expect(calls[1]!.inputs.other).toBe("weave:///e/p/call/x");
+    expect(calls[1]!.inputs!.other).toBe("weave:///e/p/call/x");
     expect(reader.calls).toEqual([[model], [prompt]]);
   });
 

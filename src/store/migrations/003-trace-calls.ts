@@ -4,7 +4,7 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
  * Trace calls, their object refs, feedback and LLM prices (`spec/trace.md` §3.1, §3.4, §4.8).
  * Calls are keyed by (project_id, id): ids are client-chosen, so two projects may reuse one. The
  * indexes serve the common reads: a project's calls by start time, one trace, the children of a
- * call, an op's calls, a thread's turns.
+ * call (and the roots), an op's calls, a thread's turns.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // PostgreSQL text compares by the database's locale; "C" makes order and range comparisons
@@ -35,11 +35,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("deleted_at", "text")
     .addPrimaryKeyConstraint("trace_calls_pk", ["project_id", "id"])
     .execute();
-  await db.schema.createIndex("trace_calls_started").on("trace_calls").columns(["project_id", "started_at", "id"]).execute();
-  await db.schema.createIndex("trace_calls_trace").on("trace_calls").columns(["project_id", "trace_id"]).execute();
-  await db.schema.createIndex("trace_calls_parent").on("trace_calls").columns(["project_id", "parent_id"]).execute();
-  await db.schema.createIndex("trace_calls_op").on("trace_calls").columns(["project_id", "op_name", "started_at"]).execute();
-  await db.schema.createIndex("trace_calls_thread").on("trace_calls").columns(["project_id", "thread_id"]).where("thread_id", "is not", null).execute();
+  // Partial indexes over live, started calls (every read asks for both), with started_at and id
+  // last so that each one also yields its rows in the default order without sorting.
+  const live = (index: string, columns: string[]) =>
+    db.schema.createIndex(index).on("trace_calls").columns(["project_id", ...columns]).where(sql.ref("deleted_at"), "is", null).where(sql.ref("op_name"), "is not", null).execute();
+  await live("trace_calls_started", ["started_at", "id"]);
+  await live("trace_calls_trace", ["trace_id", "started_at", "id"]);
+  await live("trace_calls_parent", ["parent_id", "started_at", "id"]);
+  await live("trace_calls_op", ["op_name", "started_at", "id"]);
+  await live("trace_calls_thread", ["thread_id"]);
 
   await db.schema
     .createTable("trace_call_refs")

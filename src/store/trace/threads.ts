@@ -48,7 +48,7 @@ export async function queryThreads(db: TraceDb, q: ThreadsQuery): Promise<Thread
     .select(["id", "thread_id", "started_at", "ended_at"])
     .where("project_id", "=", q.projectId)
     .where("deleted_at", "is", null)
-    .where("started_at", "is not", null)
+    .where("op_name", "is not", null)
     .where("thread_id", "is not", null)
     .where("thread_id", "<>", "")
     .whereRef("id", "=", "turn_id");

@@ -12,9 +12,12 @@ export const MAX_FILTER_LENGTH = 1000;
 const FIRST_PAGE = 100;
 const PAGE = 1000;
 
-/** The WHERE conditions of a calls query: project, not deleted, started, then filter and query. */
+/**
+ * The WHERE conditions of a calls query: project, live (not deleted) and started (has an op name,
+ * which the partial indexes also require), then filter and query.
+ */
 export function callConditions(dialect: TraceSql, q: Pick<CallsQuery, "projectId" | "filter" | "query">): Sql[] {
-  const conditions: Sql[] = [sql`c.project_id = ${q.projectId}`, sql`c.deleted_at IS NULL`, sql`c.started_at IS NOT NULL`];
+  const conditions: Sql[] = [sql`c.project_id = ${q.projectId}`, sql`c.deleted_at IS NULL`, sql`c.op_name IS NOT NULL`];
   if (q.filter) conditions.push(...filterConditions(q.projectId, q.filter));
   if (q.query) conditions.push(new QueryCompiler(dialect, callFieldResolver(dialect, q.projectId)).predicate(q.query));
   return conditions;
@@ -67,11 +70,23 @@ function filterConditions(projectId: string, filter: CallsFilter): Sql[] {
  * The ORDER BY terms (`spec/trace.md` §4.1): the default is started_at then id ascending; given
  * keys get an implicit id tie-breaker (same direction after started_at, else descending).
  */
-export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined): Sql[] {
+export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined, avoidIndexOrder = false): Sql[] {
   const keys = effectiveSort(sortBy);
   const compiler = new QueryCompiler(dialect, callFieldResolver(dialect, projectId));
   const resolve = callFieldResolver(dialect, projectId);
-  return keys.flatMap((key) => compiler.orderTerms(resolve(key.field), key.direction));
+  return keys.flatMap((key) => {
+    const value = resolve(key.field);
+    // SQLite's unary + hides a column from the planner: a few rows found by id are sorted rather
+    // than the whole project being walked in start order to find them.
+    const hinted = avoidIndexOrder && value.kind === "scalar" ? { ...value, sql: sql`+${value.sql}` } : value;
+    return compiler.orderTerms(hinted, key.direction);
+  });
+}
+
+/** Whether the filter names a few calls (by id, trace, parent, thread, turn or ref). */
+function selectiveFilter(filter: CallsFilter | null | undefined): boolean {
+  if (!filter) return false;
+  return [filter.call_ids, filter.trace_ids, filter.parent_ids, filter.thread_ids, filter.turn_ids, filter.input_refs, filter.output_refs].some((values) => values && values.length > 0);
 }
 
 export function effectiveSort(sortBy: SortBy[] | null | undefined): SortBy[] {
@@ -99,7 +114,7 @@ function selectList(dialect: TraceSql, q: CallsQuery, fields: readonly CallField
   if (q.includeStorageSize) items.push(sql`(${size("c")}) AS storage_size_bytes`);
   if (q.includeTotalStorageSize) {
     items.push(
-      sql`(CASE WHEN c.parent_id IS NULL THEN (SELECT SUM(${size("t")}) FROM trace_calls t WHERE t.project_id = c.project_id AND t.trace_id = c.trace_id AND t.deleted_at IS NULL) END) AS total_storage_size_bytes`,
+      sql`(CASE WHEN c.parent_id IS NULL THEN (SELECT SUM(${size("t")}) FROM trace_calls t WHERE t.project_id = c.project_id AND t.trace_id = c.trace_id AND t.deleted_at IS NULL AND t.op_name IS NOT NULL) END) AS total_storage_size_bytes`,
     );
   }
   return sql.join(items);
@@ -117,7 +132,7 @@ export async function* queryCallRows(
   extraConditions: Sql[] = [],
 ): AsyncGenerator<Record<string, unknown>[]> {
   const conditions = [...callConditions(dialect, q), ...extraConditions];
-  const order = orderTerms(dialect, q.projectId, q.sortBy);
+  const order = orderTerms(dialect, q.projectId, q.sortBy, dialect.dialect === "sqlite" && selectiveFilter(q.filter));
   const keyset = keysetDirection(q.sortBy);
   const columns = selectList(dialect, q, fields);
   const needsKeys = keyset && !fields.includes("started_at");
@@ -165,6 +180,6 @@ export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, 
 export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery): Promise<number> {
   const where = sql.join(callConditions(dialect, q), sql` AND `);
   const size = sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`), sql` + `);
-  const statement: RawBuilder<{ total: number | string | null }> = sql`SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.trace_id IN (SELECT c.trace_id FROM trace_calls c WHERE ${where} AND c.parent_id IS NULL)`;
+  const statement: RawBuilder<{ total: number | string | null }> = sql`SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM trace_calls c WHERE ${where} AND c.parent_id IS NULL)`;
   return Number((await statement.execute(db)).rows[0]?.total ?? 0);
 }

@@ -106,7 +106,7 @@ export async function deleteCalls(db: TraceDb, dialect: DialectName, projectId: 
   const text = `WITH RECURSIVE doomed(id) AS (
       SELECT id FROM trace_calls WHERE project_id = ? AND deleted_at IS NULL AND id IN (${callIds.map(() => "?").join(", ")})
       UNION
-      SELECT c.id FROM trace_calls c JOIN doomed d ON c.parent_id = d.id WHERE c.project_id = ? AND c.deleted_at IS NULL
+      SELECT c.id FROM trace_calls c JOIN doomed d ON c.parent_id = d.id WHERE c.project_id = ? AND c.deleted_at IS NULL AND c.op_name IS NOT NULL
     )
     UPDATE trace_calls SET deleted_at = ? WHERE project_id = ? AND deleted_at IS NULL AND id IN (SELECT id FROM doomed)`;
   const result = await db.executeQuery(rawStatement(dialect, text, [projectId, ...callIds, projectId, nowTimestamp(), projectId]));
