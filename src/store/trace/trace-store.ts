@@ -7,6 +7,7 @@ import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./ca
 import { deleteCalls, updateDisplayName, writeCalls } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
+import { PlannerStatistics } from "./planner-statistics.js";
 import type { Operation } from "./query/ast.js";
 import { QueryError, TooLargeError } from "./query/errors.js";
 import { traceSql, type TraceSql } from "./sql-dialect.js";
@@ -55,14 +56,17 @@ const MAX_TRACES_PER_BATCH = 1000;
 export class SqlTraceCallStore implements TraceCallStore {
   private readonly db: TraceDb;
   private readonly sql: TraceSql;
+  private readonly statistics: PlannerStatistics;
 
   constructor(private readonly store: Store) {
     this.db = traceDb(store.db);
     this.sql = traceSql(store.dialect);
+    this.statistics = new PlannerStatistics(store);
   }
 
-  writeCalls(writes: CallWrite[]): Promise<void> {
-    return writeCalls(this.db, this.store.dialect, writes);
+  async writeCalls(writes: CallWrite[]): Promise<void> {
+    await writeCalls(this.db, this.store.dialect, writes);
+    await this.statistics.afterWrite(writes.length);
   }
 
   updateDisplayName(projectId: string, callId: string, displayName: string): Promise<void> {
@@ -75,6 +79,7 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
+    await this.statistics.beforeRead();
     for await (const rows of queryCallRows(this.db, this.sql, q, fields)) {
       const calls = rows.map((row) => toCallSchema(row, fields));
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
@@ -83,7 +88,8 @@ export class SqlTraceCallStore implements TraceCallStore {
     }
   }
 
-  countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
+  async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
+    await this.statistics.beforeRead();
     return countCalls(this.db, this.sql, q, limit);
   }
 

@@ -70,23 +70,11 @@ function filterConditions(projectId: string, filter: CallsFilter): Sql[] {
  * The ORDER BY terms (`spec/trace.md` §4.1): the default is started_at then id ascending; given
  * keys get an implicit id tie-breaker (same direction after started_at, else descending).
  */
-export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined, avoidIndexOrder = false): Sql[] {
+export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined): Sql[] {
   const keys = effectiveSort(sortBy);
   const compiler = new QueryCompiler(dialect, callFieldResolver(dialect, projectId));
   const resolve = callFieldResolver(dialect, projectId);
-  return keys.flatMap((key) => {
-    const value = resolve(key.field);
-    // SQLite's unary + hides a column from the planner: a few rows found by id are sorted rather
-    // than the whole project being walked in start order to find them.
-    const hinted = avoidIndexOrder && value.kind === "scalar" ? { ...value, sql: sql`+${value.sql}` } : value;
-    return compiler.orderTerms(hinted, key.direction);
-  });
-}
-
-/** Whether the filter names a few calls (by id, trace, parent, thread, turn or ref). */
-function selectiveFilter(filter: CallsFilter | null | undefined): boolean {
-  if (!filter) return false;
-  return [filter.call_ids, filter.trace_ids, filter.parent_ids, filter.thread_ids, filter.turn_ids, filter.input_refs, filter.output_refs].some((values) => values && values.length > 0);
+  return keys.flatMap((key) => compiler.orderTerms(resolve(key.field), key.direction));
 }
 
 export function effectiveSort(sortBy: SortBy[] | null | undefined): SortBy[] {
@@ -132,7 +120,7 @@ export async function* queryCallRows(
   extraConditions: Sql[] = [],
 ): AsyncGenerator<Record<string, unknown>[]> {
   const conditions = [...callConditions(dialect, q), ...extraConditions];
-  const order = orderTerms(dialect, q.projectId, q.sortBy, dialect.dialect === "sqlite" && selectiveFilter(q.filter));
+  const order = orderTerms(dialect, q.projectId, q.sortBy);
   const keyset = keysetDirection(q.sortBy);
   const columns = selectList(dialect, q, fields);
   const needsKeys = keyset && !fields.includes("started_at");
