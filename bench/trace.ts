@@ -5,9 +5,15 @@
  *
  *   npm run bench:trace                        # 100k and 1M stored calls
  *   npm run bench:trace -- --calls 20000 --large 100000 --runs 50
+ *
+ * The server runs in a child process, as it would beside an SDK client; the parent sends the
+ * requests, grows the database directly and runs the raw SQLite peer.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import BetterSqlite3 from "better-sqlite3";
 import { loadConfig } from "../src/config.js";
@@ -21,7 +27,13 @@ import { SqlTraceCallStore } from "../src/store/trace/trace-store.js";
 import { makeTempDir } from "../src/testing/stores.js";
 
 const { values: args } = parseArgs({
-  options: { calls: { type: "string", default: "100000" }, large: { type: "string", default: "1000000" }, runs: { type: "string", default: "100" }, concurrency: { type: "string", default: "4" } },
+  options: {
+    calls: { type: "string", default: "100000" },
+    large: { type: "string", default: "1000000" },
+    runs: { type: "string", default: "100" },
+    concurrency: { type: "string", default: "4" },
+    serve: { type: "string" },
+  },
 });
 const SMALL = Number(args.calls);
 const LARGE = Number(args.large);
@@ -64,13 +76,32 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function main() {
-  const dataDir = makeTempDir("flywheel-bench-");
+/** Child process: serve the data directory and print the address and a key. */
+async function serve(dataDir: string) {
   const store = await openStore({ dataDir });
   const config = loadConfig({ "data-dir": dataDir }, {});
   const app = await buildApp({ config, store, blobs: new LocalBlobStore(dataDir), catalog: new ModelCatalog(config.modelDirs) });
   const key = (await createApiKey(store.db, "bench")).key;
   const address = await app.listen({ port: 0, host: "127.0.0.1" });
+  console.log(JSON.stringify({ address, key }));
+  process.on("SIGTERM", () => void app.close().then(() => store.close()).then(() => process.exit(0)));
+}
+
+async function startServer(dataDir: string) {
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve", dataDir], { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = readline.createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  const { address, key } = JSON.parse(first) as { address: string; key: string };
+  return { address, key, stop: () => new Promise<void>((resolve) => (child.once("exit", () => resolve()), child.kill("SIGTERM"))) };
+}
+
+async function main() {
+  const dataDir = makeTempDir("flywheel-bench-");
+  const { address, key, stop } = await startServer(dataDir);
+  const store = await openStore({ dataDir });
   const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from(`api:${key}`).toString("base64")}` };
   const post = async (url: string, body: unknown) => {
     const res = await fetch(`${address}/trace${url}`, { method: "POST", headers, body: JSON.stringify(body) });
@@ -194,9 +225,10 @@ async function main() {
   report("");
   if (LARGE > SMALL) await measure(LARGE);
 
-  await app.close();
+  await stop();
   await store.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-await main();
+if (args.serve) await serve(args.serve);
+else await main();
