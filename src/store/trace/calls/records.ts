@@ -34,7 +34,7 @@ const JSON_FIELDS = new Set<string>(["attributes", "inputs", "output", "summary"
  * name, plus the required ones; summary (or costs) also needs what the derived summary reads.
  */
 export function selectedFields(columns: string[] | null | undefined, includeCosts: boolean): CallField[] {
-  if (!columns) return [...CALL_FIELDS];
+  if (!columns || columns.length === 0) return [...CALL_FIELDS];
   const wanted = new Set<string>(columns.map((column) => column.split(".")[0]!));
   if (includeCosts) wanted.add("summary");
   if (wanted.has("summary")) for (const field of ["ended_at", "exception", "display_name"]) wanted.add(field);
