@@ -187,6 +187,12 @@ describe.each(testDialects)("feedback on %s", (dialect) => {
     ]);
   });
 
+  it("says plainly that score aggregation is not implemented", async () => {
+    const res = await alice.post("/feedback/aggregate", { project_id: P, after_ms: 0, before_ms: 1 });
+    expect(res.statusCode).toBe(501);
+    expect(res.json().reason).toMatch(/not implemented/);
+  });
+
   it("keeps other entities' feedback out of reach", async () => {
     const bob = traceClient(t, t.keys.bob);
     await bob.json("/feedback/create", { project_id: "bob/p", weave_ref: "weave:///bob/p/call/x", feedback_type: "wandb.note.1", payload: { note: "secret" } });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Feedback } from "../../store/trace/feedback.js";
 import { defaultAggregations, feedbackStats, payloadSchema } from "../../store/trace/feedback-stats.js";
 import { nowTimestamp } from "../../store/trace/timestamps.js";
+import { ApiError } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { traceCallStore, traceUserId, useTraceErrors } from "./common.js";
 import { type FeedbackDeps, prepareFeedback } from "./feedback-rules.js";
@@ -77,6 +78,11 @@ export async function feedbackRoutes(app: FastifyInstance, deps: FeedbackDeps): 
         return { json_path: metric.json_path, value_type: valueType, aggregations: aggregations.length === 0 && percentiles.length === 0 ? defaultAggregations(valueType) : aggregations, percentiles };
       }),
     });
+  });
+
+  // Agent-monitor score aggregation (used by the Python client; spec/trace.md §4.15 allows 501).
+  defineRoute(app, { method: "POST", url: "/feedback/aggregate", summary: "Not implemented", ...common }, async () => {
+    throw new ApiError(501, "/feedback/aggregate (agent monitor score aggregation) is not implemented by this server");
   });
 
   defineRoute(app, { method: "POST", url: "/feedback/payload_schema", summary: "Payload paths found in recent feedback", body: FeedbackPayloadSchemaReq, ...common }, async ({ body }, request) => {
