@@ -167,6 +167,12 @@ describe.each(testDialects)("chat completion streams and lifecycle end to end (%
     expect(response.status).toBe(200);
     const completion = (await response.json()) as Completion;
     expect(completion.choices[0]!.message.content).toBe((await server.create(params())).choices[0]!.message.content);
+    // Inert fields of the interface are accepted without changing the output; wrong types are schema failures.
+    const inert = await server.create(params({ user: "u-1", mm_processor_kwargs: { size: 4 }, engine_xargs: { a: [1, "b"] }, vllm_xargs: { c: 2 } }));
+    expect(inert.choices[0]!.message.content).toBe(completion.choices[0]!.message.content);
+    const wrong = await server.post({ ...params(), engine_xargs: { a: { nested: true } } });
+    expect(wrong.status).toBe(422);
+    expect(((await wrong.json()) as { detail: { loc: unknown[] }[] }).detail[0]!.loc.slice(0, 2)).toEqual(["body", "engine_xargs"]);
   });
 
   it("accepts kv_transfer_params and answers null: no KV connector serves this engine", async () => {

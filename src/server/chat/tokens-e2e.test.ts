@@ -134,6 +134,17 @@ describe.each(testDialects)("chat completion token outputs end to end (%s)", (di
     expect(without.choices[0]!.message.content).toBe(completion.choices[0]!.message.content);
   });
 
+  it("drops special tokens from the text unless skip_special_tokens is false, spaced on request", async () => {
+    const forced = { logit_bias: { [qwen.tokenIds["<|im_start|>"]!]: 100 }, max_completion_tokens: 3 };
+    const skipped = await server.create(params(forced));
+    expect(skipped.choices[0]!.message.content).toBe("");
+    expect(skipped.choices[0]!.token_ids).toHaveLength(3);
+    expect((await server.create(params({ ...forced, skip_special_tokens: false }))).choices[0]!.message.content).toBe("<|im_start|> <|im_start|> <|im_start|>");
+    expect((await server.create(params({ ...forced, skip_special_tokens: false, spaces_between_special_tokens: false }))).choices[0]!.message.content).toBe(
+      "<|im_start|><|im_start|><|im_start|>",
+    );
+  });
+
   it("continues the final message with continue_final_message and echoes it", async () => {
     const messages = [
       { role: "user", content: "Count to three." },
