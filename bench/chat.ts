@@ -6,7 +6,7 @@
  * both alike; medians and bests are reported (one client gets four times the rounds: it is cheap
  * and the noisiest).
  *
- *   npm run bench:chat            # BENCH_TOKENS=16 BENCH_PROMPT_WORDS=10 BENCH_ROUNDS=5 BENCH_HIDDEN=384 BENCH_LAYERS=6
+ *   npm run bench:chat            # BENCH_TOKENS=16 BENCH_PROMPT_WORDS=10 BENCH_ROUNDS=6 BENCH_HIDDEN=384 BENCH_LAYERS=6
  *
  * The model is a random qwen2-shaped checkpoint written once under bench/.cache/; the prefix cache
  * is off so every request runs its whole prompt. Kernels follow FLYWHEEL_KERNELS. Not a test:
@@ -28,7 +28,7 @@ import { createApiKey } from "../src/store/keys.js";
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const TOKENS = env("BENCH_TOKENS", 16);
 const PROMPT_WORDS = env("BENCH_PROMPT_WORDS", 10);
-const ROUNDS = env("BENCH_ROUNDS", 5);
+const ROUNDS = env("BENCH_ROUNDS", 6);
 const hidden = env("BENCH_HIDDEN", 384);
 const shape = { hiddenSize: hidden, numLayers: env("BENCH_LAYERS", 6), numHeads: 8, numKvHeads: 2, intermediateSize: 3 * hidden };
 const CONCURRENCY = [1, 16];

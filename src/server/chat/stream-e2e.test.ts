@@ -234,7 +234,7 @@ describe.each(testDialects)("chat completion priority end to end (%s)", (dialect
   it("admits waiting requests lowest priority first, in arrival order among equals", async () => {
     const engine = await server.engine("test/prio");
     const blocker = new AbortController();
-    const running = await server.post({ ...params("test/prio", { max_completion_tokens: 1500 }), stream: true }, { signal: blocker.signal });
+    const running = await server.post({ ...params("test/prio", { max_completion_tokens: 2000 }), stream: true }, { signal: blocker.signal });
     const events = sseEvents(running);
     await events.next();
 
