@@ -108,6 +108,10 @@ describe.each(testDialects)("tools and reasoning end to end (%s)", (dialect) => 
     expect(choice.message.tool_calls![0]!.function.name).toBe("get_time");
     expect(["UTC", "CET"]).toContain((JSON.parse(choice.message.tool_calls![0]!.function.arguments) as { zone: string }).zone);
     const chunks = await stream({ tools, tool_choice: named });
+    // The first fragment names the call and already carries argument text (vLLM's named-choice stream).
+    const firstFragment = chunks.find((chunk) => chunk.choices[0]?.delta.tool_calls)!.choices[0]!.delta.tool_calls![0]!;
+    expect(firstFragment).toMatchObject({ index: 0, type: "function", function: { name: "get_time" } });
+    expect(firstFragment.function.arguments).not.toBe("");
     const calls = streamedCalls(chunks);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.name).toBe("get_time");
