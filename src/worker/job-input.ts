@@ -3,7 +3,8 @@ import { decodeJson } from "../store/json.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
 import { parseSftRows } from "./sft-data.js";
 import type { RlWork, SftWork } from "./trainer.js";
-import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
+import type { RlTrainingConfig } from "../engine/train/config.js";
+import type { SftTrainingConfig } from "../engine/train/sft-config.js";
 import type { TrajectoryGroup } from "./trajectories.js";
 
 /** What an RL job stores as its input: the validated trajectory groups. */

@@ -8,7 +8,7 @@ import type { TrainingJobRow } from "../store/training-jobs.js";
 import { type JobWork, loadJobWork } from "./job-input.js";
 import { SftDataError } from "./sft-data.js";
 import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
-import { klReferenceStep } from "./training-config.js";
+import { klReferenceStep } from "../engine/train/config.js";
 import { summarizeTrainability } from "./trajectories.js";
 
 export interface JobRunnerDeps {

@@ -2,7 +2,8 @@ import type { CatalogEntry } from "../engine/catalog.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js";
 import type { SftRow } from "./sft-data.js";
-import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
+import type { RlTrainingConfig } from "../engine/train/config.js";
+import type { SftTrainingConfig } from "../engine/train/sft-config.js";
 import type { TrajectoryGroup } from "./trajectories.js";
 
 /**

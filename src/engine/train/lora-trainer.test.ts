@@ -18,9 +18,9 @@ import {
   type ChoiceJson,
   LoraTrainer,
   packTokenizedResults,
-  planSftBatches,
-  resolveRlTrainConfig,
-  resolveSftTrainConfig,
+  resolveRlConfig,
+  resolveSftConfig,
+  sftBatchPlan,
   rlLossInputs,
   rlLossOptions,
   rowLearningRate,
@@ -111,9 +111,9 @@ describe("LoraTrainer", () => {
     const group: TrajectoryGroupJson = {
       trajectories: completions.map((completion, i) => ({ reward: rewards[i]!, messages_and_choices: [...messages, choice(model, completion)] })),
     };
-    const config = resolveRlTrainConfig({ learning_rate: 5e-3 });
-    const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: config.scaleRewards, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
-    const batch = packTokenizedResults(results, 128, { padTokenId: model.tokenizer.eosTokenId!, advantageBalance: config.advantageBalance, random: () => 0.5 });
+    const config = resolveRlConfig({ learning_rate: 5e-3 });
+    const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: config.scale_rewards, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
+    const batch = packTokenizedResults(results, 128, { padTokenId: model.tokenizer.eosTokenId!, advantageBalance: config.advantage_balance, random: () => 0.5 });
     expect(batch.rows).toHaveLength(1);
     const row = batch.rows[0]!;
 
@@ -121,7 +121,7 @@ describe("LoraTrainer", () => {
     const before = score();
     const numTrained = completions.reduce((total, completion) => total + completion.tokens.length, 0);
     for (let step = 0; step < 4; step++) {
-      const metrics = trainer.rlStep(row, { options: rlLossOptions(config) }, rowLearningRate(config.learningRate, row, config.numTrajectoriesLearningRateMultiplierPower));
+      const metrics = trainer.rlStep(row, { options: rlLossOptions(config) }, rowLearningRate(config.learning_rate, row, config.num_trajectories_learning_rate_multiplier_power));
       expect(metrics.numTrainableTokens).toBe(numTrained);
       expect(metrics.gradNorm).toBeGreaterThan(0);
       expect(Number.isFinite(metrics.loss) && metrics.entropy! > 0).toBe(true);
@@ -139,7 +139,7 @@ describe("LoraTrainer", () => {
     const group: TrajectoryGroupJson = {
       trajectories: [1, 0].map((reward, i) => ({ reward, messages_and_choices: [...messages, choice(model, i === 0 ? completion : sample(model, prompt, trainer.adapter, 6, 8))] })),
     };
-    const config = resolveRlTrainConfig({ learning_rate: 5e-3, precalculate_logprobs: true, kl_penalty_coef: 0.1 });
+    const config = resolveRlConfig({ learning_rate: 5e-3, precalculate_logprobs: true, kl_penalty_coef: 0.1 });
     const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: true, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
     const row = packTokenizedResults(results, 96, { padTokenId: 0, random: () => 0.5 }).rows[0]!;
     const precalculated = trainer.logprobs(row);
@@ -150,7 +150,7 @@ describe("LoraTrainer", () => {
     const reference = trainer.logprobs(row, { adapter: null });
     for (let step = 0; step < 3; step++) {
       const current = trainer.logprobs(row);
-      const metrics = trainer.rlStep(row, { options: rlLossOptions(config), precalculatedLogprobs: precalculated, refLogprobs: reference }, config.learningRate);
+      const metrics = trainer.rlStep(row, { options: rlLossOptions(config), precalculatedLogprobs: precalculated, refLogprobs: reference }, config.learning_rate);
       let expectedKl = 0;
       let count = 0;
       mask.forEach((bit, p) => bit && ((expectedKl += current[p]! - reference[p]!), count++));
@@ -167,9 +167,9 @@ describe("LoraTrainer", () => {
       { messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
       { messages: [{ role: "user", content: "red?" }, { role: "assistant", content: "blue" }] },
     ];
-    const config = resolveSftTrainConfig({ learning_rate: 1e-2 });
-    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistantTurns));
-    const { batches } = buildSftBatches(rows, planSftBatches(rows.length, config), model.config.maxPositionEmbeddings);
+    const config = resolveSftConfig({ learning_rate: 1e-2 }, lines.length);
+    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistant_turns));
+    const { batches } = buildSftBatches(rows, sftBatchPlan(config), model.config.maxPositionEmbeddings);
     // The loss a step reports is the batch's token-mean cross-entropy before its update.
     const crossEntropy = (batch: (typeof batches)[number]) => {
       let total = 0;
@@ -232,7 +232,7 @@ describe("LoraTrainer", () => {
     ).rows[0]!;
     row.assistantMask.fill(0);
     const before = trainer.adapter.parameters().map((tensor) => tensor.slice());
-    const metrics = trainer.rlStep(row, { options: rlLossOptions(resolveRlTrainConfig({})) }, 1e-3);
+    const metrics = trainer.rlStep(row, { options: rlLossOptions(resolveRlConfig({})) }, 1e-3);
     expect(metrics).toMatchObject({ loss: 0, gradNorm: 0, numTrainableTokens: 0 });
     // Only weight decay moves the weights (B stays 0).
     trainer.adapter.modules().forEach((module) => expect(module.b.every((value) => value === 0)).toBe(true));
