@@ -32,5 +32,5 @@ export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore): Promis
   const input = decodeJson<SftJobInput>(job.input);
   const text = (await blobs.get(input.data_file.digest)).toString("utf8");
   const metadata = input.metadata_file ? JSON.parse((await blobs.get(input.metadata_file.digest)).toString("utf8")) : null;
-  return { kind: "sft", rows: parseSftRows(text, input.data_file.name), config: decodeJson<SftTrainingConfig>(job.config), metadata };
+  return { kind: "sft", rows: parseSftRows(text, input.data_file.name), fileName: input.data_file.name, config: decodeJson<SftTrainingConfig>(job.config), metadata };
 }
