@@ -26,6 +26,31 @@ describe("loadConfig", () => {
     expect(config.modelDirs).toEqual(["/d/models", "/m1", "/m2", bundledModelsDir]);
   });
 
+  it("reads the engine's scheduling settings", () => {
+    expect(loadConfig({}, {}).engine).toEqual({
+      priorityModels: [],
+      maxRunningSequences: undefined,
+      maxTokensPerStep: undefined,
+      kvCacheBytes: undefined,
+      prefixCacheBytes: undefined,
+    });
+    const env = {
+      FLYWHEEL_PRIORITY_MODELS: "org/a, org/b",
+      FLYWHEEL_MAX_NUM_SEQS: "8",
+      FLYWHEEL_MAX_BATCHED_TOKENS: "256",
+      FLYWHEEL_KV_CACHE_MB: "64",
+      FLYWHEEL_PREFIX_CACHE_MB: "0",
+    };
+    expect(loadConfig({}, env).engine).toEqual({
+      priorityModels: ["org/a", "org/b"],
+      maxRunningSequences: 8,
+      maxTokensPerStep: 256,
+      kvCacheBytes: 64 * 1024 * 1024,
+      prefixCacheBytes: 0,
+    });
+    expect(loadConfig({}, { FLYWHEEL_PRIORITY_MODELS: "*" }).engine.priorityModels).toBe("all");
+  });
+
   it("reads the job settings, with serve's worker on by default", () => {
     expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000 });
     const env = { FLYWHEEL_WORKER_CONCURRENCY: "4", FLYWHEEL_JOB_POLL_MS: "50", FLYWHEEL_JOB_LEASE_MS: "2000", FLYWHEEL_JOB_MAX_ATTEMPTS: "1", FLYWHEEL_TRAIN_STEP_DELAY_MS: "25", FLYWHEEL_TRAINER_IDLE_MS: "0" };
@@ -41,6 +66,9 @@ describe("loadConfig", () => {
     [{}, { FLYWHEEL_API_KEY: "short" }, /at least 16/],
     [{}, { FLYWHEEL_BODY_LIMIT_MB: "0" }, /FLYWHEEL_BODY_LIMIT_MB/],
     [{}, { FLYWHEEL_TRACE_BASE_PATH: "/" }, /FLYWHEEL_TRACE_BASE_PATH/],
+    [{}, { FLYWHEEL_MAX_NUM_SEQS: "0" }, /FLYWHEEL_MAX_NUM_SEQS/],
+    [{}, { FLYWHEEL_KV_CACHE_MB: "lots" }, /FLYWHEEL_KV_CACHE_MB must be an integer/],
+    [{}, { FLYWHEEL_MAX_NUM_SEQS: "64", FLYWHEEL_MAX_BATCHED_TOKENS: "32" }, /at least FLYWHEEL_MAX_NUM_SEQS/],
     [{}, { FLYWHEEL_SERVE_WORKER: "yes" }, /FLYWHEEL_SERVE_WORKER/],
     [{}, { FLYWHEEL_JOB_LEASE_MS: "5" }, /FLYWHEEL_JOB_LEASE_MS/],
     [{}, { FLYWHEEL_WORKER_CONCURRENCY: "0" }, /FLYWHEEL_WORKER_CONCURRENCY/],

@@ -17,6 +17,7 @@ export interface Config {
   /** URL prefix of the Weave-compatible trace API. */
   traceBasePath: string;
   logLevel: string;
+  engine: EngineConfig;
   jobs: JobSettings;
 }
 
@@ -33,6 +34,20 @@ export interface JobSettings {
   stepDelayMs: number;
   /** How long a trainer thread keeps its base model loaded without a job before it stops. */
   trainerIdleMs: number;
+}
+
+/** How the built-in inference engines schedule requests (unset numbers take the engine's defaults). */
+export interface EngineConfig {
+  /** `FLYWHEEL_PRIORITY_MODELS`: base model ids served with priority scheduling, or "all" (`*`). */
+  priorityModels: string[] | "all";
+  /** `FLYWHEEL_MAX_NUM_SEQS`: most sequences decoding at once per model. */
+  maxRunningSequences: number | undefined;
+  /** `FLYWHEEL_MAX_BATCHED_TOKENS`: most tokens per forward pass (decode tokens + prompt chunks). */
+  maxTokensPerStep: number | undefined;
+  /** `FLYWHEEL_KV_CACHE_MB`: KV cache of the running sequences per model, in bytes. */
+  kvCacheBytes: number | undefined;
+  /** `FLYWHEEL_PREFIX_CACHE_MB`: KV kept for prefix reuse per model, in bytes (0 turns reuse off). */
+  prefixCacheBytes: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +98,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     throw new ConfigError("FLYWHEEL_TRACE_BASE_PATH must be a path prefix such as /trace, not / or /v1");
   }
 
+  const engine = loadEngineConfig(env);
+  if (engine.maxRunningSequences !== undefined && engine.maxTokensPerStep !== undefined && engine.maxTokensPerStep < engine.maxRunningSequences) {
+    throw new ConfigError("FLYWHEEL_MAX_BATCHED_TOKENS must be at least FLYWHEEL_MAX_NUM_SEQS (every running sequence takes a token per step)");
+  }
+
   return {
     port,
     host,
@@ -93,6 +113,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     bodyLimitBytes: bodyLimitMb * 1024 * 1024,
     traceBasePath,
     logLevel: env.FLYWHEEL_LOG_LEVEL ?? "info",
+    engine,
     jobs: loadJobSettings(flags, env),
   };
 }
@@ -109,6 +130,25 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
     maxAttempts: parseInteger(env.FLYWHEEL_JOB_MAX_ATTEMPTS ?? "3", "FLYWHEEL_JOB_MAX_ATTEMPTS", 1, 100),
     stepDelayMs: parseInteger(env.FLYWHEEL_TRAIN_STEP_DELAY_MS ?? "0", "FLYWHEEL_TRAIN_STEP_DELAY_MS", 0, 3_600_000),
     trainerIdleMs: parseInteger(env.FLYWHEEL_TRAINER_IDLE_MS ?? "300000", "FLYWHEEL_TRAINER_IDLE_MS", 0, 86_400_000),
+  };
+}
+
+const MIB = 1024 * 1024;
+
+function loadEngineConfig(env: Env): EngineConfig {
+  const optional = (name: string, min: number, max: number) => {
+    const raw = env[name]?.trim();
+    return raw ? parseInteger(raw, name, min, max) : undefined;
+  };
+  const priority = (env.FLYWHEEL_PRIORITY_MODELS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
+  const kvCacheMb = optional("FLYWHEEL_KV_CACHE_MB", 1, 1024 * 1024);
+  const prefixCacheMb = optional("FLYWHEEL_PREFIX_CACHE_MB", 0, 1024 * 1024);
+  return {
+    priorityModels: priority.includes("*") ? "all" : priority,
+    maxRunningSequences: optional("FLYWHEEL_MAX_NUM_SEQS", 1, 4096),
+    maxTokensPerStep: optional("FLYWHEEL_MAX_BATCHED_TOKENS", 1, 1_048_576),
+    kvCacheBytes: kvCacheMb === undefined ? undefined : kvCacheMb * MIB,
+    prefixCacheBytes: prefixCacheMb === undefined ? undefined : prefixCacheMb * MIB,
   };
 }
 

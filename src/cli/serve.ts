@@ -12,7 +12,9 @@ Serves the chat, training and trace APIs, and runs training jobs in-process unle
 (or FLYWHEEL_SERVE_WORKER=0) leaves them to 'flywheel worker' processes. Environment:
 FLYWHEEL_PORT, FLYWHEEL_HOST, FLYWHEEL_DATA_DIR, DATABASE_URL (PostgreSQL; unset = SQLite in the
 data dir), FLYWHEEL_API_KEY, FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH,
-FLYWHEEL_LOG_LEVEL, and the job settings of 'flywheel worker'.`;
+FLYWHEEL_LOG_LEVEL, FLYWHEEL_KERNELS, the engine settings (FLYWHEEL_PRIORITY_MODELS,
+FLYWHEEL_MAX_NUM_SEQS, FLYWHEEL_MAX_BATCHED_TOKENS, FLYWHEEL_KV_CACHE_MB, FLYWHEEL_PREFIX_CACHE_MB)
+and the job settings of 'flywheel worker'.`;
 
 export async function serveCommand(args: string[]): Promise<void> {
   const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" }, "no-worker": { type: "boolean" } });
@@ -30,6 +32,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     app.log.info({ signal }, "shutting down");
     await app.close();
     await worker?.stop();
+    await services.engineRegistry.close();
     await services.store.close();
     app.log.info("stopped");
     process.exit(0);

@@ -76,6 +76,9 @@ export interface ModelInfo {
   generationDefaults: Record<string, number>;
   /** EOS ids: the tokenizer's plus generation_config.json's extra ones. */
   eosTokenIds: number[];
+  /** The special-token variables a chat template sees (`bos_token`, `eos_token`, `pad_token`, …). */
+  templateSpecialTokens: Record<string, unknown>;
+  /** Requests are admitted by `priority` (lower first) instead of arrival order. */
   priorityScheduling: boolean;
 }
 

@@ -3,7 +3,9 @@ import path from "node:path";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig } from "../config.js";
 import { ModelCatalog } from "../engine/catalog.js";
+import { EngineRegistry } from "../engine/runtime/engine-registry.js";
 import { type AppServices, buildApp } from "../server/app.js";
+import { renderWithModelTemplate } from "../server/chat/engine-template.js";
 import type { Trainer } from "../worker/trainer.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
 import { LocalBlobStore } from "../store/blobs.js";
@@ -13,6 +15,8 @@ import { openTestStore, type TestStore } from "./stores.js";
 
 export interface TestApp {
   app: FastifyInstance;
+  /** The engines behind the chat endpoint, when the app was started with `servedModels`. */
+  engines: EngineRegistry | undefined;
   store: TestStore;
   dataDir: string;
   /** Keys of two entities, to prove tenant isolation. */
@@ -27,6 +31,11 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Base-model directories to create under the data dir, by id (e.g. `test/base`). */
   baseModels?: string[];
+  /**
+   * Real models to serve, by id → a checkpoint directory to copy into the data dir. With any, the
+   * app gets real engines (started on first use, closed with the app).
+   */
+  servedModels?: Record<string, string>;
   env?: Record<string, string>;
   /** Runs an in-process job worker with these settings (jobs stay queued without one). */
   worker?: Partial<WorkerSettings> & { stepDelayMs?: number; trainer?: Trainer };
@@ -47,7 +56,12 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const store = await openTestStore(dialect);
   const config = loadConfig({ "data-dir": store.dataDir }, { ...options.env });
   for (const id of options.baseModels ?? ["test/base"]) writeBaseModelDir(path.join(store.dataDir, "models"), id);
-  const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog: new ModelCatalog(config.modelDirs) };
+  const served = Object.entries(options.servedModels ?? {});
+  for (const [id, dir] of served) fs.cpSync(dir, path.join(store.dataDir, "models", ...id.split("/")), { recursive: true });
+  const catalog = new ModelCatalog(config.modelDirs);
+  const engines = served.length > 0 ? new EngineRegistry(catalog, { priorityModels: config.engine.priorityModels }) : undefined;
+  const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
+  if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
   const app = await buildApp(services);
   await app.ready();
   let worker: JobWorker | undefined;
@@ -65,6 +79,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const bob = (await createApiKey(store.db, "bob")).key;
   return {
     app,
+    engines,
     store,
     dataDir: store.dataDir,
     keys: { alice, bob },
@@ -73,6 +88,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
     async close() {
       await worker?.stop();
       await app.close();
+      await engines?.close();
       await store.close();
     },
   };

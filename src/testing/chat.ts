@@ -82,6 +82,7 @@ export function byteModel(info: Partial<ModelInfo> = {}): TemplateModel & { toke
       chatTemplate: CHATML_TEMPLATE,
       generationDefaults: {},
       eosTokenIds: [tokenizer.eosTokenId],
+      templateSpecialTokens: { eos_token: tokenizer.tokenString(tokenizer.eosTokenId) },
       priorityScheduling: false,
       ...info,
     },

@@ -26,7 +26,7 @@ export class KvCache {
   reserve(positions: number): void {
     if (positions <= this.capacity) return;
     if (positions > this.maxLength) throw new RangeError(`a sequence of ${positions} positions exceeds the model's maximum length of ${this.maxLength}`);
-    const capacity = Math.min(this.maxLength, Math.max(positions, this.capacity * 2));
+    const capacity = this.capacityFor(positions);
     const grow = (old: Float32Array) => {
       const next = new Float32Array(capacity * this.rowSize);
       next.set(old.subarray(0, this.length * this.rowSize));
@@ -58,5 +58,15 @@ export class KvCache {
   /** Bytes held (for cache budgeting). */
   get byteSize(): number {
     return 2 * this.layers * this.capacity * this.rowSize * 4;
+  }
+
+  /** Bytes the cache will hold once it has room for `positions` positions (a scheduler's projection). */
+  byteSizeFor(positions: number): number {
+    return 2 * this.layers * this.capacityFor(positions) * this.rowSize * 4;
+  }
+
+  private capacityFor(positions: number): number {
+    if (positions <= this.capacity) return this.capacity;
+    return Math.min(this.maxLength, Math.max(positions, this.capacity * 2));
   }
 }

@@ -45,6 +45,7 @@ describe("loadModel", () => {
       chatTemplate: CHATML_TEMPLATE,
       generationDefaults: model.generationDefaults,
       eosTokenIds: model.eosTokenIds,
+      templateSpecialTokens: model.templateSpecialTokens,
       priorityScheduling: false,
     });
   });

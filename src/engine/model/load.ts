@@ -11,8 +11,11 @@ import { HfTokenizer } from "../tokenizer/hf-tokenizer.js";
 import { Transformer } from "./transformer.js";
 import { loadWeights } from "./weights.js";
 
-/** Everything a Hugging Face checkpoint directory holds, ready to run. */
-export interface LoadedModel {
+/**
+ * Everything of a Hugging Face checkpoint directory except the weights: cheap to read, so the
+ * main thread keeps it (tokenizer, templates) while a worker thread holds the weights.
+ */
+export interface ModelFiles {
   dir: string;
   config: ModelConfig;
   tokenizer: HfTokenizer;
@@ -25,6 +28,10 @@ export interface LoadedModel {
   eosTokenIds: number[];
   /** The special-token variables a chat template sees (`bos_token`, `eos_token`, …). */
   templateSpecialTokens: Record<string, unknown>;
+}
+
+/** Everything a Hugging Face checkpoint directory holds, ready to run. */
+export interface LoadedModel extends ModelFiles {
   transformer: Transformer;
 }
 
@@ -34,11 +41,11 @@ export interface LoadModelOptions {
 }
 
 /**
- * Loads a llama/qwen2/qwen3 checkpoint directory: config.json, the safetensors weights (single or
- * sharded), tokenizer.json + tokenizer_config.json (+ chat_template.jinja) and
- * generation_config.json. Any problem is a CheckpointError naming the file and field.
+ * Reads and cross-checks config.json, tokenizer.json + tokenizer_config.json (+ chat_template.jinja)
+ * and generation_config.json, leaving the weights alone. Any problem is a CheckpointError naming
+ * the file and field.
  */
-export function loadModel(dir: string, options: LoadModelOptions = {}): LoadedModel {
+export function loadModelFiles(dir: string): ModelFiles {
   const config = readModelConfig(dir);
   const tokenizerConfig = readTokenizerConfig(dir);
   const tokenizer = HfTokenizer.load(dir, tokenizerConfig);
@@ -48,14 +55,6 @@ export function loadModel(dir: string, options: LoadModelOptions = {}): LoadedMo
   const generationConfig = readGenerationConfig(dir);
   for (const id of generationConfig.eosTokenIds) {
     if (id >= config.vocabSize) throw new CheckpointError(path.join(dir, "generation_config.json"), "eos_token_id", `${id} is outside the vocabulary (${config.vocabSize})`);
-  }
-  const kernels = options.kernels ?? selectKernels();
-  const tensors = CheckpointTensors.open(dir);
-  let transformer: Transformer;
-  try {
-    transformer = new Transformer(config, loadWeights(tensors, config, kernels), kernels);
-  } finally {
-    tensors.close();
   }
   const eosTokenIds = [...new Set([...(tokenizer.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]), ...generationConfig.eosTokenIds])];
   return {
@@ -68,8 +67,22 @@ export function loadModel(dir: string, options: LoadModelOptions = {}): LoadedMo
     generationDefaults: generationDefaults(generationConfig),
     eosTokenIds,
     templateSpecialTokens: templateSpecialTokens(tokenizerConfig),
-    transformer,
   };
+}
+
+/**
+ * Loads a llama/qwen2/qwen3 checkpoint directory: `loadModelFiles` plus the safetensors weights
+ * (single or sharded) on a kernel backend.
+ */
+export function loadModel(dir: string, options: LoadModelOptions = {}): LoadedModel {
+  const files = loadModelFiles(dir);
+  const kernels = options.kernels ?? selectKernels();
+  const tensors = CheckpointTensors.open(dir);
+  try {
+    return { ...files, transformer: new Transformer(files.config, loadWeights(tensors, files.config, kernels), kernels) };
+  } finally {
+    tensors.close();
+  }
 }
 
 /** transformers' `special_tokens_map`: the special tokens that are set, by variable name. */
@@ -84,7 +97,7 @@ function templateSpecialTokens(config: TokenizerConfig): Record<string, unknown>
 }
 
 /** The `ModelInfo` the engine reports for a loaded model served as `id`. */
-export function modelInfo(id: string, model: LoadedModel, options: { priorityScheduling?: boolean } = {}): ModelInfo {
+export function modelInfo(id: string, model: ModelFiles, options: { priorityScheduling?: boolean } = {}): ModelInfo {
   return {
     id,
     architecture: model.config.architecture,
@@ -93,6 +106,7 @@ export function modelInfo(id: string, model: LoadedModel, options: { prioritySch
     chatTemplate: model.chatTemplates.default,
     generationDefaults: model.generationDefaults,
     eosTokenIds: model.eosTokenIds,
+    templateSpecialTokens: model.templateSpecialTokens,
     priorityScheduling: options.priorityScheduling ?? false,
   };
 }

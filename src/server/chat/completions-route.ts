@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
+import { withChatErrors } from "./engine-errors.js";
 import { prepareCompletion } from "./prepare.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { collectCompletion } from "./response.js";
@@ -34,7 +35,7 @@ export async function chatCompletionsRoute(app: FastifyInstance): Promise<void> 
         resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
       });
       const abort = abortOnDisconnect(reply);
-      const events = prepared.engine.generate({ ...prepared.generate, signal: abort.signal });
+      const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
       if (!prepared.stream) return collectCompletion(events, prepared.plan);
       return sendCompletionStream(reply, prepared.plan, await startedEvents(events), request.log);
     },
