@@ -86,6 +86,15 @@ describe("runTrainingJob (RL)", () => {
     }
   });
 
+  it("trains an empty reply (a completion of only the end-of-turn token) like any other", () => {
+    const eos = model.tokenizer.eosTokenId!;
+    const empty: Completion = { tokens: [eos], logprobs: [-6.5] };
+    const group = { trajectories: [empty, completions[0]!].map((completion, i) => ({ reward: i, messages_and_choices: [...messages, artChoice(model, completion)] })) };
+    const updates = run(rlSpec("empty", [group], { learning_rate: 1e-3 }));
+    const step = updates.find((update) => update.type === "gradient_step");
+    expect(step?.type === "gradient_step" && step.metrics.num_trainable_tokens).toBe(1 + completions[0]!.tokens.length);
+  });
+
   it("trains nothing and announces 0 steps when no group's rewards vary", () => {
     const flat = [{ trajectories: groups[0]!.trajectories.map((trajectory) => ({ ...trajectory, reward: 0.5 })) }];
     expect(run(rlSpec("flat", flat, {}))).toEqual([
