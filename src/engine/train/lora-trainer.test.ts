@@ -3,19 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTinyModel } from "../../testing/models.js";
-import { renderChatTemplate } from "../chat-template.js";
-import type { LoraAdapter } from "../lora/adapter.js";
+import { artChoice, sampleCompletion } from "../../testing/sampled-choices.js";
 import { loadLoraAdapter } from "../lora/files.js";
 import { createLoraAdapter } from "../lora/init.js";
-import type { LoadedModel } from "../model/load.js";
-import { defaultSamplingParams } from "../sampling/params.js";
-import { Rng } from "../sampling/rng.js";
-import { Sampler } from "../sampling/sampler.js";
-import { SequenceState } from "../sampling/sequence.js";
 import {
   buildSftBatches,
-  type ChatTemplateDeps,
-  type ChoiceJson,
   LoraTrainer,
   packTokenizedResults,
   resolveRlConfig,
@@ -29,52 +21,10 @@ import {
   tokenizeTrajectoryGroups,
   type TrajectoryGroupJson,
 } from "./index.js";
+import { modelTemplateDeps } from "./job/template-deps.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-trainer-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-
-function templateDeps(model: LoadedModel): ChatTemplateDeps {
-  const template = model.chatTemplates.default!;
-  return {
-    tokenizer: model.tokenizer,
-    chatTemplate: template,
-    render: (messages, tools, options) =>
-      renderChatTemplate(template, {
-        messages: messages as Record<string, unknown>[],
-        tools,
-        addGenerationPrompt: options.addGenerationPrompt,
-        continueFinalMessage: options.continueFinalMessage,
-        kwargs: options.templateKwargs,
-        specialTokens: model.templateSpecialTokens,
-      }),
-  };
-}
-
-/** A completion sampled at temperature 1 the way the engine samples it: raw logprobs of each drawn token. */
-function sample(model: LoadedModel, prompt: number[], adapter: LoraAdapter, seed: number, maxTokens: number) {
-  const { transformer } = model;
-  const sequence = new SequenceState({ params: defaultSamplingParams({ temperature: 1, logprobs: 0, seed, maxTokens }), promptTokenIds: prompt, eosTokenId: model.tokenizer.eosTokenId });
-  const sampler = new Sampler(Rng.fromSeed(0));
-  const cache = transformer.createCache();
-  let [logits] = transformer.forward([{ cache, tokens: prompt, adapter }]);
-  const tokens: number[] = [];
-  const logprobs: number[] = [];
-  for (;;) {
-    const drawn = sampler.sample(sequence, logits!);
-    tokens.push(drawn.tokenId);
-    logprobs.push(drawn.logprob);
-    if (sequence.append(drawn.tokenId)) break;
-    [logits] = transformer.forward([{ cache, tokens: [drawn.tokenId], adapter }]);
-  }
-  return { tokens, logprobs };
-}
-
-function choice(model: LoadedModel, completion: { tokens: number[]; logprobs: number[] }): ChoiceJson {
-  return {
-    message: { role: "assistant", content: model.tokenizer.decode(completion.tokens, { skipSpecialTokens: true }) },
-    logprobs: { content: completion.tokens.map((id, i) => ({ token: `token_id:${id}`, logprob: completion.logprobs[i]!, bytes: null, top_logprobs: [] })) },
-  };
-}
 
 function sum(values: ArrayLike<number>, from = 0): number {
   let total = 0;
@@ -84,7 +34,7 @@ function sum(values: ArrayLike<number>, from = 0): number {
 
 describe("LoraTrainer", () => {
   const model = loadTinyModel("qwen2");
-  const deps = templateDeps(model);
+  const deps = modelTemplateDeps(model);
   const messages = [{ role: "user", content: "Name a color." }];
   const prompt = model.tokenizer.encode(deps.render(messages, undefined, { addGenerationPrompt: true, continueFinalMessage: false, templateKwargs: {} }), { addSpecialTokens: false });
 
@@ -97,7 +47,7 @@ describe("LoraTrainer", () => {
     for (const module of trainer.adapter.modules()) module.b.fill(0.01);
     let worst = 0;
     for (let seed = 0; seed < 4; seed++) {
-      const completion = sample(model, prompt, trainer.adapter, seed, 12);
+      const completion = sampleCompletion(model, prompt, { adapter: trainer.adapter, seed, maxTokens: 12 });
       const scored = trainer.sequenceLogprobs([...prompt, ...completion.tokens]).logprobs;
       completion.logprobs.forEach((logprob, i) => (worst = Math.max(worst, Math.abs(scored[prompt.length - 1 + i]! - logprob))));
     }
@@ -106,10 +56,10 @@ describe("LoraTrainer", () => {
 
   it("raises the logprob of rewarded completions with RL steps on tokenized, packed trajectory groups", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 2 }));
-    const completions = [0, 1, 2, 3].map((seed) => sample(model, prompt, trainer.adapter, seed + 10, 10));
+    const completions = [0, 1, 2, 3].map((seed) => sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: seed + 10, maxTokens: 10 }));
     const rewards = [1, 0, 1, 0];
     const group: TrajectoryGroupJson = {
-      trajectories: completions.map((completion, i) => ({ reward: rewards[i]!, messages_and_choices: [...messages, choice(model, completion)] })),
+      trajectories: completions.map((completion, i) => ({ reward: rewards[i]!, messages_and_choices: [...messages, artChoice(model, completion)] })),
     };
     const config = resolveRlConfig({ learning_rate: 5e-3 });
     const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: config.scale_rewards, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
@@ -135,9 +85,9 @@ describe("LoraTrainer", () => {
 
   it("scores rows with another adapter or the base model for precalculated and KL reference logprobs", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 3 }));
-    const completion = sample(model, prompt, trainer.adapter, 5, 8);
+    const completion = sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: 5, maxTokens: 8 });
     const group: TrajectoryGroupJson = {
-      trajectories: [1, 0].map((reward, i) => ({ reward, messages_and_choices: [...messages, choice(model, i === 0 ? completion : sample(model, prompt, trainer.adapter, 6, 8))] })),
+      trajectories: [1, 0].map((reward, i) => ({ reward, messages_and_choices: [...messages, artChoice(model, i === 0 ? completion : sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: 6, maxTokens: 8 }))] })),
     };
     const config = resolveRlConfig({ learning_rate: 5e-3, precalculate_logprobs: true, kl_penalty_coef: 0.1 });
     const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: true, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
@@ -205,7 +155,7 @@ describe("LoraTrainer", () => {
     expect(loaded.parameters()).toEqual(trainer.adapter.parameters());
     expect(Object.keys(trainer.adapterFiles()).sort()).toEqual(fs.readdirSync(dir).sort());
     const tokens = [...prompt, 400, 401, 402];
-    const served = sample(model, prompt, loaded, 3, 6);
+    const served = sampleCompletion(model, prompt, { adapter: loaded, seed: 3, maxTokens: 6 });
     const trained = trainer.sequenceLogprobs([...prompt, ...served.tokens]).logprobs;
     served.logprobs.forEach((logprob, i) => expect(Math.abs(trained[prompt.length - 1 + i]! - logprob)).toBeLessThan(1e-5));
     expect(trainer.sequenceLogprobs(tokens, { adapter: loaded }).logprobs).toEqual(trainer.sequenceLogprobs(tokens).logprobs);

@@ -63,6 +63,21 @@ describe("TrainerThreads", () => {
     expect((await collect(threads.run(dir, sftSpec("then", 1), new AbortController().signal))).at(-1)?.type).toBe("finished");
   });
 
+  it("fails the jobs of a thread that stops", async () => {
+    const other = new TrainerThreads({ idleMs: 60_000 });
+    const updates = other.run(dir, sftSpec("stopped", 200), new AbortController().signal);
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const update of updates) {
+        seen.push(update.type);
+        if (update.type === "gradient_step") void other.close();
+      }
+    })();
+    await expect(reading).rejects.toThrow(/the trainer thread of .* stopped: it was closed/);
+    expect(seen.slice(0, 2)).toEqual(["started", "gradient_step"]);
+    expect(() => other.run(dir, sftSpec("late", 1), new AbortController().signal)).toThrow(/closed/);
+  });
+
   it("fails a job on a model it cannot load with the loader's message, and stops idle threads", async () => {
     const broken = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-broken-model-"));
     fs.writeFileSync(path.join(broken, "config.json"), JSON.stringify({ model_type: "qwen2" }));
