@@ -16,6 +16,11 @@ import { v2EvaluationRoutes } from "./v2/evaluations-routes.js";
 import { v2ModelRoutes } from "./v2/models-routes.js";
 import { v2OpRoutes } from "./v2/ops-routes.js";
 import { v2ScorerRoutes } from "./v2/scorers-routes.js";
+import { callQueryRoutes } from "./calls-query-routes.js";
+import { callRoutes } from "./calls-routes.js";
+import { costRoutes } from "./costs-routes.js";
+import { feedbackRoutes } from "./feedback-routes.js";
+import { otelRoutes } from "./otel/routes.js";
 
 /**
  * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
@@ -46,5 +51,12 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(v2ScorerRoutes, { v2: trace.v2 });
     await authed.register(v2EvaluationRoutes, { v2: trace.v2 });
     await authed.register(v2ModelRoutes, { v2: trace.v2 });
+    await authed.register(callRoutes);
+    // refReader (expand_columns) is the objects side's ref reader, wired when both halves meet.
+    await authed.register(callQueryRoutes, { refReader: undefined });
+    // refReader (AnnotationSpec checks) and queues (queue_id checks) come from the objects side.
+    await authed.register(feedbackRoutes, { refReader: undefined, queues: undefined });
+    await authed.register(costRoutes);
+    await authed.register(otelRoutes);
   });
 }

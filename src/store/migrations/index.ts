@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import * as foundation from "./001-foundation.js";
 import * as training from "./002-training.js";
+import * as traceCalls from "./003-trace-calls.js";
 import * as traceObjects from "./004-trace-objects.js";
 
 /**
@@ -10,6 +11,7 @@ import * as traceObjects from "./004-trace-objects.js";
 const migrations: Record<string, Migration> = {
   "001-foundation": foundation,
   "002-training": training,
+  "003-trace-calls": traceCalls,
   "004-trace-objects": traceObjects,
 };
 

@@ -1,0 +1,180 @@
+import { z } from "zod";
+import { zIdList, zJsonObject, zProjectId, zSortBy, zTimestamp } from "./common.js";
+import { zQuery } from "./query-schema.js";
+
+/**
+ * Request bodies of the calls endpoints (`spec/trace.md` §3.1, §4.1). Unknown fields are ignored
+ * (the Node SDK sends extra ones); `wb_user_id` is accepted and replaced by the server.
+ */
+export const StartedCallSchemaForInsert = z.object({
+  project_id: zProjectId,
+  id: z.string().min(1).nullish(),
+  op_name: z.string().min(1),
+  display_name: z.string().nullish(),
+  trace_id: z.string().min(1).nullish(),
+  parent_id: z.string().nullish(),
+  thread_id: z.string().nullish(),
+  turn_id: z.string().nullish(),
+  started_at: zTimestamp,
+  attributes: zJsonObject,
+  inputs: zJsonObject,
+  otel_dump: zJsonObject.nullish(),
+  wb_user_id: z.string().nullish(),
+  wb_run_id: z.string().nullish(),
+  wb_run_step: z.int().nullish(),
+});
+
+export const EndedCallSchemaForInsert = z.object({
+  project_id: zProjectId,
+  id: z.string().min(1),
+  trace_id: z.string().nullish(),
+  ended_at: zTimestamp,
+  exception: z.string().nullish(),
+  output: z.unknown().optional(),
+  summary: zJsonObject,
+  wb_run_step_end: z.int().nullish(),
+});
+
+export const CompletedCallSchemaForInsert = StartedCallSchemaForInsert.extend({
+  id: z.string().min(1),
+  trace_id: z.string().min(1),
+  ended_at: zTimestamp,
+  exception: z.string().nullish(),
+  output: z.unknown().optional(),
+  summary: zJsonObject,
+  wb_run_step_end: z.int().nullish(),
+});
+
+export type StartedCall = z.output<typeof StartedCallSchemaForInsert>;
+export type EndedCall = z.output<typeof EndedCallSchemaForInsert>;
+
+export const CallStartReq = z.object({ start: StartedCallSchemaForInsert });
+export const CallEndReq = z.object({ end: EndedCallSchemaForInsert });
+
+/** Items are checked one by one after their mode, so an unknown mode is a 400 as in Weave. */
+export const CallCreateBatchReq = z.object({
+  batch: z.array(z.object({ mode: z.string(), req: z.unknown() })),
+});
+
+export const CallsCompleteReq = z.object({ batch: z.array(CompletedCallSchemaForInsert) });
+
+export const CallReadReq = z.object({
+  project_id: zProjectId,
+  id: z.string(),
+  include_costs: z.boolean().nullish(),
+  include_storage_size: z.boolean().nullish(),
+  include_total_storage_size: z.boolean().nullish(),
+});
+
+export const CallUpdateReq = z.object({
+  project_id: zProjectId,
+  call_id: z.string(),
+  display_name: z.string().nullish(),
+  wb_user_id: z.string().nullish(),
+});
+
+export const CallsDeleteReq = z.object({
+  project_id: zProjectId,
+  call_ids: z.array(z.string()),
+  wb_user_id: z.string().nullish(),
+});
+
+export const CallsFilter = z.object({
+  op_names: zIdList,
+  input_refs: zIdList,
+  output_refs: zIdList,
+  parent_ids: zIdList,
+  trace_ids: zIdList,
+  call_ids: zIdList,
+  thread_ids: zIdList,
+  turn_ids: zIdList,
+  trace_roots_only: z.boolean().nullish(),
+  wb_user_ids: zIdList,
+  wb_run_ids: zIdList,
+});
+
+export const CallsQueryReq = z.object({
+  project_id: zProjectId,
+  filter: CallsFilter.nullish(),
+  limit: z.int().min(0).nullish(),
+  offset: z.int().min(0).nullish(),
+  sort_by: zSortBy.nullish(),
+  query: zQuery.nullish(),
+  include_costs: z.boolean().nullish(),
+  include_feedback: z.boolean().nullish(),
+  include_storage_size: z.boolean().nullish(),
+  include_total_storage_size: z.boolean().nullish(),
+  include_usernames: z.boolean().nullish(),
+  columns: z.array(z.string()).nullish(),
+  expand_columns: z.array(z.string()).nullish(),
+  return_expanded_column_values: z.boolean().nullish(),
+});
+export type CallsQueryBody = z.output<typeof CallsQueryReq>;
+
+export const CallsQueryStatsReq = z.object({
+  project_id: zProjectId,
+  filter: CallsFilter.nullish(),
+  query: zQuery.nullish(),
+  limit: z.int().nullish(),
+  include_total_storage_size: z.boolean().nullish(),
+  expand_columns: z.array(z.string()).nullish(),
+});
+
+export const CallsUsageReq = z.object({
+  project_id: zProjectId,
+  call_ids: z.array(z.string()),
+  include_costs: z.boolean().nullish(),
+  limit: z.int().nullish(),
+});
+
+export const TraceUsageReq = z.object({
+  project_id: zProjectId,
+  filter: CallsFilter.nullish(),
+  query: zQuery.nullish(),
+  include_costs: z.boolean().nullish(),
+  limit: z.int().nullish(),
+});
+
+const Aggregation = z.enum(["sum", "avg", "min", "max", "count", "count_true", "count_false"]);
+const Percentiles = z.array(z.number().min(0).max(100));
+
+export const CallStatsReq = z.object({
+  project_id: zProjectId,
+  start: zTimestamp,
+  end: zTimestamp.nullish(),
+  granularity: z.int().min(1).nullish(),
+  usage_metrics: z
+    .array(
+      z.object({
+        metric: z.enum(["input_tokens", "output_tokens", "total_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "input_cost", "output_cost", "total_cost"]),
+        aggregations: z.array(Aggregation).nullish(),
+        percentiles: Percentiles.nullish(),
+      }),
+    )
+    .nullish(),
+  call_metrics: z
+    .array(
+      z.object({
+        metric: z.enum(["latency_ms", "call_count", "error_count"]),
+        aggregations: z.array(Aggregation).nullish(),
+        percentiles: Percentiles.nullish(),
+      }),
+    )
+    .nullish(),
+  filter: CallsFilter.nullish(),
+  timezone: z.string().nullish(),
+});
+
+export const ThreadsQueryReq = z.object({
+  project_id: zProjectId,
+  filter: z
+    .object({
+      after_datetime: zTimestamp.nullish(),
+      before_datetime: zTimestamp.nullish(),
+      thread_ids: z.array(z.string()).nullish(),
+    })
+    .nullish(),
+  limit: z.int().min(0).nullish(),
+  offset: z.int().min(0).nullish(),
+  sort_by: zSortBy.nullish(),
+});

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from "fastify";
+import { nowTimestamp } from "../../store/trace/timestamps.js";
+import { defineRoute } from "../routes.js";
+import { traceCallStore, traceUserId, useTraceErrors } from "./common.js";
+import { CostCreateReq, CostPurgeReq, CostQueryReq } from "./feedback-schemas.js";
+import { resolveProject } from "./project.js";
+import { purgeIds } from "./purge-query.js";
+
+const tags = ["costs"];
+
+/** Per-project LLM token prices (`spec/trace.md` §4.8), used by `include_costs`. */
+export async function costRoutes(app: FastifyInstance): Promise<void> {
+  useTraceErrors(app);
+  const store = traceCallStore(app);
+  const common = { tags, security: "basic" as const };
+
+  defineRoute(app, { method: "POST", url: "/cost/create", summary: "Add LLM prices", body: CostCreateReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    const now = nowTimestamp();
+    const costs = Object.fromEntries(
+      Object.entries(body.costs).map(([llmId, cost]) => [
+        llmId,
+        {
+          prompt_token_cost: cost.prompt_token_cost,
+          completion_token_cost: cost.completion_token_cost,
+          cache_read_input_token_cost: cost.cache_read_input_token_cost ?? 0,
+          cache_creation_input_token_cost: cost.cache_creation_input_token_cost ?? 0,
+          prompt_token_cost_unit: cost.prompt_token_cost_unit ?? "USD",
+          completion_token_cost_unit: cost.completion_token_cost_unit ?? "USD",
+          effective_date: cost.effective_date ?? now,
+          provider_id: cost.provider_id ?? "default",
+        },
+      ]),
+    );
+    return { ids: await store.createCosts(body.project_id, costs, traceUserId(request)) };
+  });
+
+  defineRoute(app, { method: "POST", url: "/cost/query", summary: "Query LLM prices", body: CostQueryReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    return { results: await store.queryCosts({ projectId: body.project_id, fields: body.fields, query: body.query?.$expr, sortBy: body.sort_by, limit: body.limit, offset: body.offset }) };
+  });
+
+  defineRoute(app, { method: "POST", url: "/cost/purge", summary: "Delete LLM prices by id", body: CostPurgeReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    await store.purgeCosts(body.project_id, purgeIds(body.query.$expr, "Can only purge costs by specifying one or more cost ids", true));
+    return {};
+  });
+}

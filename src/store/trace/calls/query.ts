@@ -1,0 +1,173 @@
+import { type RawBuilder, sql } from "kysely";
+import type { SortBy } from "../query/ast.js";
+import { QueryCompiler } from "../query/compile.js";
+import { QueryError } from "../query/errors.js";
+import type { Sql, TraceSql } from "../sql-dialect.js";
+import type { TraceDb } from "../call-tables.js";
+import { callFieldResolver } from "./fields.js";
+import type { CallField } from "./records.js";
+import type { CallsFilter, CallsQuery } from "./types.js";
+
+export const MAX_FILTER_LENGTH = 1000;
+const FIRST_PAGE = 100;
+const PAGE = 1000;
+
+/**
+ * The WHERE conditions of a calls query: project, live (not deleted) and started (has an op name,
+ * which the partial indexes also require), then filter and query.
+ */
+export function callConditions(dialect: TraceSql, q: Pick<CallsQuery, "projectId" | "filter" | "query">): Sql[] {
+  const conditions: Sql[] = [sql`c.project_id = ${q.projectId}`, sql`c.deleted_at IS NULL`, sql`c.op_name IS NOT NULL`];
+  if (q.filter) conditions.push(...filterConditions(q.projectId, q.filter));
+  if (q.query) conditions.push(new QueryCompiler(dialect, callFieldResolver(dialect, q.projectId)).predicate(q.query));
+  return conditions;
+}
+
+function list(name: string, values: string[] | null | undefined): string[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  if (values.length > MAX_FILTER_LENGTH) {
+    throw new QueryError(`Parameter: '${name}' request length is greater than max length (${MAX_FILTER_LENGTH}). Actual length: ${values.length}`);
+  }
+  return values;
+}
+
+function filterConditions(projectId: string, filter: CallsFilter): Sql[] {
+  const conditions: Sql[] = [];
+  const opNames = list("op_names", filter.op_names);
+  if (opNames) {
+    // `name:*` matches every version of an op.
+    const exact = opNames.filter((name) => !name.endsWith(":*"));
+    const prefixes = opNames.filter((name) => name.endsWith(":*")).map((name) => name.slice(0, -1));
+    const parts: Sql[] = [];
+    if (exact.length > 0) parts.push(sql`c.op_name IN (${sql.join(exact)})`);
+    for (const prefix of prefixes) parts.push(sql`substr(c.op_name, 1, ${prefix.length}) = ${prefix}`);
+    conditions.push(sql`(${sql.join(parts, sql` OR `)})`);
+  }
+  for (const [name, direction] of [["input_refs", "input"], ["output_refs", "output"]] as const) {
+    const refs = list(name, filter[name]);
+    if (refs) {
+      conditions.push(sql`c.id IN (SELECT r.call_id FROM trace_call_refs r WHERE r.project_id = ${projectId} AND r.direction = ${direction} AND r.ref IN (${sql.join(refs)}))`);
+    }
+  }
+  const columns = [
+    ["parent_ids", "parent_id"],
+    ["trace_ids", "trace_id"],
+    ["call_ids", "id"],
+    ["thread_ids", "thread_id"],
+    ["turn_ids", "turn_id"],
+    ["wb_user_ids", "wb_user_id"],
+    ["wb_run_ids", "wb_run_id"],
+  ] as const;
+  for (const [name, column] of columns) {
+    const values = list(name, filter[name]);
+    if (values) conditions.push(sql`${sql.ref(`c.${column}`)} IN (${sql.join(values)})`);
+  }
+  if (filter.trace_roots_only) conditions.push(sql`c.parent_id IS NULL`);
+  return conditions;
+}
+
+/**
+ * The ORDER BY terms (`spec/trace.md` §4.1): the default is started_at then id ascending; given
+ * keys get an implicit id tie-breaker (same direction after started_at, else descending).
+ */
+export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined): Sql[] {
+  const keys = effectiveSort(sortBy);
+  const compiler = new QueryCompiler(dialect, callFieldResolver(dialect, projectId));
+  const resolve = callFieldResolver(dialect, projectId);
+  return keys.flatMap((key) => compiler.orderTerms(resolve(key.field), key.direction));
+}
+
+export function effectiveSort(sortBy: SortBy[] | null | undefined): SortBy[] {
+  if (sortBy === null || sortBy === undefined) return [{ field: "started_at", direction: "asc" }, { field: "id", direction: "asc" }];
+  if (sortBy.length === 0) return [];
+  for (const key of sortBy) {
+    if (!key.field || key.field.startsWith(".") || key.field.endsWith(".") || key.field.includes("..")) throw new QueryError(`Invalid sort field '${key.field}'`);
+  }
+  if (sortBy.some((key) => key.field === "id")) return sortBy;
+  const last = sortBy[sortBy.length - 1]!;
+  return [...sortBy, { field: "id", direction: last.field === "started_at" ? last.direction : "desc" }];
+}
+
+/** The started_at/id direction when the order is exactly that (so pages can continue by key, not offset). */
+function keysetDirection(sortBy: SortBy[] | null | undefined): "asc" | "desc" | undefined {
+  const keys = effectiveSort(sortBy);
+  if (keys.length !== 2 || keys[0]!.field !== "started_at" || keys[1]!.field !== "id" || keys[0]!.direction !== keys[1]!.direction) return undefined;
+  return keys[0]!.direction;
+}
+
+function selectList(dialect: TraceSql, q: CallsQuery, fields: readonly CallField[]): Sql {
+  const items: Sql[] = fields.map((field) => sql.ref(`c.${field}`));
+  if (fields.includes("attributes")) items.push(sql.ref("c.otel_dump"));
+  const size = (alias: string) => sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`${alias}.${column}`))}, 0)`), sql` + `);
+  if (q.includeStorageSize) items.push(sql`(${size("c")}) AS storage_size_bytes`);
+  if (q.includeTotalStorageSize) {
+    items.push(
+      sql`(CASE WHEN c.parent_id IS NULL THEN (SELECT SUM(${size("t")}) FROM trace_calls t WHERE t.project_id = c.project_id AND t.trace_id = c.trace_id AND t.deleted_at IS NULL AND t.op_name IS NOT NULL) END) AS total_storage_size_bytes`,
+    );
+  }
+  return sql.join(items);
+}
+
+/**
+ * Runs a calls query in pages and yields rows as they come, so a large result never sits in
+ * memory whole. The default order continues by (started_at, id) keys; other orders by offset.
+ */
+export async function* queryCallRows(
+  db: TraceDb,
+  dialect: TraceSql,
+  q: CallsQuery,
+  fields: readonly CallField[],
+  extraConditions: Sql[] = [],
+): AsyncGenerator<Record<string, unknown>[]> {
+  const conditions = [...callConditions(dialect, q), ...extraConditions];
+  const order = orderTerms(dialect, q.projectId, q.sortBy);
+  const keyset = keysetDirection(q.sortBy);
+  const columns = selectList(dialect, q, fields);
+  const needsKeys = keyset && !fields.includes("started_at");
+  let remaining = q.limit ?? Number.POSITIVE_INFINITY;
+  let offset = q.offset ?? 0;
+  let after: { startedAt: string; id: string } | undefined;
+  let pageSize = FIRST_PAGE;
+  // Without an order a multi-page read still needs a stable one.
+  const pageOrder = order.length === 0 && remaining > FIRST_PAGE ? [sql`c.id`] : order;
+
+  while (remaining > 0) {
+    const take = Math.min(pageSize, remaining);
+    const where = [...conditions];
+    if (after && keyset) {
+      where.push(keyset === "asc" ? sql`(c.started_at, c.id) > (${after.startedAt}, ${after.id})` : sql`(c.started_at, c.id) < (${after.startedAt}, ${after.id})`);
+    }
+    const orderClause = pageOrder.length > 0 ? sql`ORDER BY ${sql.join(pageOrder)}` : sql``;
+    const statement: RawBuilder<Record<string, unknown>> = sql`SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM trace_calls c WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
+    const rows = (await statement.execute(db)).rows;
+    if (rows.length > 0) yield rows;
+    if (rows.length < take) return;
+    remaining -= rows.length;
+    if (keyset) {
+      const last = rows[rows.length - 1]!;
+      after = { startedAt: last.started_at as string, id: last.id as string };
+    } else {
+      offset += rows.length;
+    }
+    pageSize = PAGE;
+  }
+}
+
+/** Matching calls, counted up to `limit + 1` so `has_more` is exact (`spec/trace.md` §4.1 query_stats). */
+export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined): Promise<{ count: number; hasMore: boolean }> {
+  const where = sql.join(callConditions(dialect, q), sql` AND `);
+  const statement: RawBuilder<{ n: number | string }> =
+    limit === undefined
+      ? sql`SELECT COUNT(*) AS n FROM trace_calls c WHERE ${where}`
+      : sql`SELECT COUNT(*) AS n FROM (SELECT 1 FROM trace_calls c WHERE ${where} LIMIT ${limit + 1}) AS matched`;
+  const n = Number((await statement.execute(db)).rows[0]?.n ?? 0);
+  return limit === undefined ? { count: n, hasMore: false } : { count: Math.min(n, limit), hasMore: n > limit };
+}
+
+/** Total stored bytes of the traces whose root calls match. */
+export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery): Promise<number> {
+  const where = sql.join(callConditions(dialect, q), sql` AND `);
+  const size = sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`), sql` + `);
+  const statement: RawBuilder<{ total: number | string | null }> = sql`SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM trace_calls c WHERE ${where} AND c.parent_id IS NULL)`;
+  return Number((await statement.execute(db)).rows[0]?.total ?? 0);
+}

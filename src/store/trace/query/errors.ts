@@ -1,0 +1,5 @@
+/** A query (filter, sort or `query` expression) the server cannot run as asked; answered with 400. */
+export class QueryError extends Error {}
+
+/** A request whose data exceeds a storage or aggregation limit; answered with 413. */
+export class TooLargeError extends Error {}
