@@ -1,10 +1,10 @@
 import type { LoadedModel } from "../../model/load.js";
 import { rlLossOptions } from "../config.js";
+import { TrainingInputError } from "../errors.js";
 import { rewardStdDevLearningRateMultiplier, rowLearningRate } from "../learning-rate.js";
 import type { LoraTrainer } from "../lora-trainer.js";
 import { autoPackedSequenceLength, batchHasTrainableTokens, packTokenizedResults } from "../packing.js";
 import { rlStepMetrics } from "../step-metrics.js";
-import { TrainingInputError } from "../errors.js";
 import { type TokenizedResult, tokenizeTrajectoryGroups } from "../tokenize-groups.js";
 import { referenceAdapter } from "./start.js";
 import { modelTemplateDeps } from "./template-deps.js";
@@ -37,7 +37,7 @@ export function* rlJobSteps(
     num_trajectories: tokenized.numTrajectories,
   };
   const maxLength = model.config.maxPositionEmbeddings;
-  const longest = Math.max(0, ...tokenized.results.map((result) => result.tokenIds.length));
+  const longest = tokenized.results.reduce((most, result) => Math.max(most, result.tokenIds.length), 0);
   // Positions past the model's maximum cannot run, so an explicit row length is capped there too.
   const rowLength = Math.min(config.packed_sequence_length ?? autoPackedSequenceLength(longest, maxLength), maxLength);
   const batch =
