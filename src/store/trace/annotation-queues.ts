@@ -64,6 +64,12 @@ export class AnnotationQueueService {
     return queue;
   }
 
+  /** Whether a live queue with this id exists in the project (feedback's `queue_id` check). */
+  async queueExists(projectId: string, id: string): Promise<boolean> {
+    const queue = await this.queues.findQueue(projectId, id);
+    return queue !== undefined && queue.deletedAt === null;
+  }
+
   async update(projectId: string, id: string, fields: { name?: string; description?: string; scorerRefs?: string[] }): Promise<QueueRecord> {
     await this.read(projectId, id);
     if (fields.name !== undefined && !fields.name.trim()) throw new TraceBadRequest("Queue name must not be empty");

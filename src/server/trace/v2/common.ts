@@ -1,7 +1,5 @@
-import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { VersionHeader } from "../../../store/trace/v2-resources.js";
-import { resolveProject } from "../project.js";
 
 /** Path and query pieces of the v2 object API: `/v2/{entity}/{project}/<resource>...` (`spec/trace.md` §4.14). */
 
@@ -20,11 +18,6 @@ export function digestsOf(query: z.output<typeof DeleteQuery>): string[] | undef
   const values = (Array.isArray(query.digests) ? query.digests : [query.digests]).flatMap((value) => value.split(","));
   const digests = values.map((value) => value.trim()).filter(Boolean);
   return digests.length > 0 ? digests : undefined;
-}
-
-/** The project named by the path; another entity's project is 404. */
-export function v2ProjectId(request: FastifyRequest, params: { entity: string; project: string }): string {
-  return resolveProject(request, `${params.entity}/${params.project}`).projectId;
 }
 
 export function pageOf(query: z.output<typeof ListQuery>): { limit?: number; offset?: number } {
