@@ -1,4 +1,4 @@
-import { nowIso } from "../time.js";
+import { nowTimestamp } from "./timestamps.js";
 import type { CallHeaderLookup } from "./call-lookup.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import { uuidv7 } from "./ids.js";
@@ -32,7 +32,7 @@ export class AnnotationQueueService {
   constructor(
     private readonly queues: AnnotationQueueRepository,
     private readonly calls: CallHeaderLookup,
-    private readonly now: () => string = nowIso,
+    private readonly now: () => string = nowTimestamp,
   ) {}
 
   async create(projectId: string, input: { name: string; description: string; scorerRefs: string[] }, createdBy: string): Promise<string> {
