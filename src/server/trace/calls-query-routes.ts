@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { MetricSpec } from "../../store/trace/buckets.js";
 import type { CallSchema, CallsQuery } from "../../store/trace/calls/types.js";
 import { ApiError } from "../errors.js";
+import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { defineRoute } from "../routes.js";
 import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./calls-schemas.js";
 import { sendJsonLines } from "./json-lines.js";
@@ -26,6 +27,10 @@ function toCallsQuery(body: CallsQueryBody): CallsQuery {
   };
 }
 
+function expandsRefs(body: CallsQueryBody): boolean {
+  return (body.expand_columns?.length ?? 0) > 0 && body.return_expanded_column_values !== false;
+}
+
 function metricSpecs(metrics: { metric: string; aggregations?: MetricSpec["aggregations"] | null; percentiles?: number[] | null }[] | null | undefined): MetricSpec[] {
   return (metrics ?? []).map((spec) => {
     const aggregations = spec.aggregations ?? [];
@@ -41,7 +46,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
 
   /** Pages of matching calls with costs, feedback and expanded refs as the request asks. */
   async function* callPages(body: CallsQueryBody): AsyncGenerator<CallSchema[]> {
-    const expand = body.expand_columns && body.expand_columns.length > 0 && body.return_expanded_column_values !== false;
+    const expand = expandsRefs(body);
     for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
       if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
       yield page;
@@ -58,13 +63,15 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
       yield* first.value;
       for await (const page of pages) yield* page;
     }
-    return sendJsonLines(request, reply, rows());
+    // Expanded values come from stored objects, whose floats keep their Python spelling (1.0).
+    return sendJsonLines(request, reply, rows(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
     const out: CallSchema[] = [];
     for await (const page of callPages(body)) out.push(...page);
+    if (expandsRefs(body)) reply.serializer(stringifyJsonLossless);
     return { calls: out };
   });
 
