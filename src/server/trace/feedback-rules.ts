@@ -1,5 +1,5 @@
 import { Ajv, type ValidateFunction } from "ajv";
-import type { Feedback } from "../../store/trace/feedback.js";
+import { type Feedback, feedbackRow } from "../../store/trace/feedback.js";
 import { uuidv7 } from "../../store/trace/ids.js";
 import type { RefReader } from "../../store/trace/refs-reader.js";
 import { InvalidRefError, parseWeaveRef, type WeaveRef } from "../../store/trace/refs.js";
@@ -124,7 +124,7 @@ export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string,
   }
   if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) throw invalid("Feedback payload too large");
 
-  return {
+  return feedbackRow({
     id: req.id ?? uuidv7(),
     project_id: req.project_id,
     weave_ref: req.weave_ref,
@@ -138,19 +138,26 @@ export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string,
     call_ref: req.call_ref ?? null,
     trigger_ref: req.trigger_ref ?? null,
     queue_id: req.queue_id ?? null,
-    scorer_tags: req.scorer_tags ?? [],
-    scorer_tag_reasons: req.scorer_tag_reasons ?? {},
-    scorer_tag_confidences: req.scorer_tag_confidences ?? {},
-    scorer_ratings: req.scorer_ratings ?? {},
-    scorer_rating_reasons: req.scorer_rating_reasons ?? {},
-    scorer_rating_confidences: req.scorer_rating_confidences ?? {},
-    span_agent_name: req.span_agent_name ?? "",
-    span_agent_version: req.span_agent_version ?? "",
-    span_status_code: req.span_status_code ?? "UNSET",
-    span_conversation_id: req.span_conversation_id ?? "",
-    span_trace_id: req.span_trace_id ?? "",
-    scorer_trace_id: req.scorer_trace_id ?? "",
-  };
+    ...definedOnly({
+      scorer_tags: req.scorer_tags,
+      scorer_tag_reasons: req.scorer_tag_reasons,
+      scorer_tag_confidences: req.scorer_tag_confidences,
+      scorer_ratings: req.scorer_ratings,
+      scorer_rating_reasons: req.scorer_rating_reasons,
+      scorer_rating_confidences: req.scorer_rating_confidences,
+      span_agent_name: req.span_agent_name,
+      span_agent_version: req.span_agent_version,
+      span_status_code: req.span_status_code,
+      span_conversation_id: req.span_conversation_id,
+      span_trace_id: req.span_trace_id,
+      scorer_trace_id: req.scorer_trace_id,
+    }),
+  });
+}
+
+/** The entries whose value is neither null nor undefined (absent fields take the row's defaults). */
+function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<{ [K in keyof T]: NonNullable<T[K]> }> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as Partial<{ [K in keyof T]: NonNullable<T[K]> }>;
 }
 
 /** The annotation's value must satisfy the `field_schema` (JSON Schema) of its AnnotationSpec. */

@@ -17,9 +17,12 @@ import { useTraceErrors } from "./scope.js";
 import { tracePublicServiceRoutes, traceServiceRoutes } from "./service-routes.js";
 import { tableRoutes } from "./tables-routes.js";
 import { v2DatasetRoutes } from "./v2/datasets-routes.js";
+import { v2EvalResultsRoutes } from "./v2/eval-results-routes.js";
+import { v2EvaluationRunRoutes } from "./v2/evaluation-runs-routes.js";
 import { v2EvaluationRoutes } from "./v2/evaluations-routes.js";
 import { v2ModelRoutes } from "./v2/models-routes.js";
 import { v2OpRoutes } from "./v2/ops-routes.js";
+import { v2PredictionRoutes } from "./v2/predictions-routes.js";
 import { v2ScorerRoutes } from "./v2/scorers-routes.js";
 
 /**
@@ -50,6 +53,9 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(v2ScorerRoutes, { v2: trace.v2 });
     await authed.register(v2EvaluationRoutes, { v2: trace.v2 });
     await authed.register(v2ModelRoutes, { v2: trace.v2 });
+    await authed.register(v2EvaluationRunRoutes, { trace });
+    await authed.register(v2PredictionRoutes, { trace });
+    await authed.register(v2EvalResultsRoutes, { trace });
     await authed.register(callRoutes, { trace });
     await authed.register(callQueryRoutes, { trace });
     await authed.register(feedbackRoutes, { calls: trace.calls, refs: trace.refs, queues: trace.annotationQueues });

@@ -1,6 +1,8 @@
 import type { BlobStore } from "../blobs.js";
 import type { Store } from "../db.js";
 import { AnnotationQueueService } from "./annotation-queues.js";
+import { PredictionsAndScores } from "./evaluations/predictions.js";
+import { EvaluationRuns } from "./evaluations/runs.js";
 import { FileService } from "./files.js";
 import { ObjectService } from "./objects.js";
 import { RefReader } from "./refs-reader.js";
@@ -24,6 +26,9 @@ export interface TraceServices {
   refs: RefReader;
   annotationQueues: AnnotationQueueService;
   v2: V2ObjectResources;
+  /** v2 evaluation runs, predictions and scores: calls underneath. */
+  runs: EvaluationRuns;
+  predictions: PredictionsAndScores;
 }
 
 export function createTraceServices(store: Store, blobs: BlobStore): TraceServices {
@@ -32,5 +37,16 @@ export function createTraceServices(store: Store, blobs: BlobStore): TraceServic
   const tables = new TableService(new SqlTableRepository(store.db));
   const files = new FileService(new SqlFileRepository(store.db), blobs);
   const annotationQueues = new AnnotationQueueService(new SqlAnnotationQueueRepository(store.db), calls);
-  return { calls, objects, tables, files, refs: new RefReader(objects, tables), annotationQueues, v2: new V2ObjectResources(objects, tables, files) };
+  const v2 = new V2ObjectResources(objects, tables, files);
+  return {
+    calls,
+    objects,
+    tables,
+    files,
+    refs: new RefReader(objects, tables),
+    annotationQueues,
+    v2,
+    runs: new EvaluationRuns(calls, v2),
+    predictions: new PredictionsAndScores(calls, v2),
+  };
 }
