@@ -5,6 +5,7 @@ import { annotationQueueRoutes } from "./annotation-queues-routes.js";
 import { callQueryRoutes } from "./calls-query-routes.js";
 import { callRoutes } from "./calls-routes.js";
 import { costRoutes } from "./costs-routes.js";
+import { evaluationRoutes } from "./evaluations/routes.js";
 import { feedbackRoutes } from "./feedback-routes.js";
 import { fileRoutes } from "./files-routes.js";
 import { imageRoutes } from "./image-routes.js";
@@ -61,5 +62,6 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(feedbackRoutes, { calls: trace.calls, refs: trace.refs, queues: trace.annotationQueues });
     await authed.register(costRoutes, { trace });
     await authed.register(otelRoutes, { trace });
+    await authed.register(evaluationRoutes, { trace });
   });
 }

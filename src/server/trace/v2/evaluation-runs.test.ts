@@ -50,6 +50,8 @@ describe.each(testDialects)("v2 evaluation runs on %s", (dialect) => {
       const scoreId = (await c.json(`${V2}/scores`, { prediction_id: predictionId, scorer, value: example.value, evaluation_run_id: runId })).score_id as string;
       expect((await get(`${V2}/scores/${scoreId}`)).json()).toMatchObject({ score_id: scoreId, scorer, value: example.value, evaluation_run_id: runId });
       expect((await c.post(`${V2}/predictions/${predictionId}/finish`, {})).json()).toEqual({ success: true });
+      // Progress counts the run's finished predict_and_score calls against the dataset's rows.
+      expect((await c.json("/evaluations/status", { project_id: P, call_id: runId })).status).toEqual({ code: "running", completed_rows: predictionIds.length, total_rows: 2 });
     }
     expect((await get(`${V2}/predictions/${predictionIds[0]}`)).json()).toMatchObject({ prediction_id: predictionIds[0], model, inputs: { q: "1+1" }, output: "2", evaluation_run_id: runId });
     expect(jsonLines((await get(`${V2}/predictions`, { evaluation_run_id: runId })).body).map((p: any) => p.prediction_id)).toEqual(predictionIds);
@@ -73,6 +75,7 @@ describe.each(testDialects)("v2 evaluation runs on %s", (dialect) => {
     expect((await c.post(`${V2}/evaluation_runs/${runId}/finish`, { summary: { note: "done" } })).json()).toEqual({ success: true });
     const finished = (await get(`${V2}/evaluation_runs/${runId}`)).json();
     expect(finished).toMatchObject({ status: "completed", finished_at: expect.any(String), summary: expect.objectContaining({ note: "done" }) });
+    expect((await c.json("/evaluations/status", { project_id: P, call_id: runId })).status).toEqual({ code: "complete", output: { exact_match: { mean: 0.5 } } });
     const [ended] = await calls({ call_ids: [runId] });
     expect(ended.output).toEqual({ exact_match: { mean: 0.5 } });
     const summarize = (await calls({ parent_ids: [runId] })).filter((call) => call.op_name === "Evaluation.summarize");

@@ -98,7 +98,9 @@ export function trialOf(pas: CallSchema, children: CallSchema[]): EvalTrial {
   const output = isJsonObject(pas.output) ? pas.output : {};
   const scores: Record<string, unknown> = { ...(isJsonObject(output.scores) ? output.scores : {}) };
   const scorerCalls = children.filter(isScorerCall);
+  // Scores logged after the predict_and_score call ended (Weave's ScoreLogger) are not in its output.
   for (const call of scorerCalls) {
+    if (pas.ended_at && call.started_at < pas.ended_at) continue;
     const key = scorerKeyOf(call);
     if (!(key in scores)) scores[key] = call.output ?? null;
   }
@@ -110,10 +112,12 @@ export function trialOf(pas: CallSchema, children: CallSchema[]): EvalTrial {
   const scorerCallIds: Record<string, string> = {};
   for (const key of Object.keys(scores)) {
     const lower = key.toLowerCase();
-    const match = scorerCalls.find((call) => {
-      const name = opBaseName(call.op_name).toLowerCase();
-      return name.includes(lower) || lower.includes(name);
-    });
+    const match =
+      scorerCalls.find((call) => call.display_name === key) ??
+      scorerCalls.find((call) => {
+        const name = opBaseName(call.op_name).toLowerCase();
+        return name.includes(lower) || lower.includes(name);
+      });
     if (match) scorerCallIds[key] = match.id;
   }
   const usageSource = predict ?? pas;
