@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isJsonObject } from "../../store/trace/object-class.js";
 import type { ConvertTarget, Operand, Operation, Query } from "../../store/trace/query/ast.js";
 
 /**
@@ -20,7 +21,7 @@ const OPERATIONS = ["$and", "$or", "$not", "$eq", "$gt", "$gte", "$lt", "$lte", 
 const CONVERT_TARGETS: ConvertTarget[] = ["double", "string", "int", "bool", "exists"];
 const MAX_DEPTH = 64;
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+const isObject = isJsonObject;
 
 function list(value: unknown, path: (string | number)[], length?: number): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError("Input should be a valid list", path);

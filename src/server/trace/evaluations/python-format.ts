@@ -58,15 +58,12 @@ function replacement(field: string, values: Record<string, unknown>): string {
     else throw new TemplateError(`Prompt template variable '${name}' not found: '${head}' has no '${key}'`);
   }
   if (conversion !== "s" && conversion !== "r") throw new TemplateError(`Unknown conversion '!${conversion}' in '{${field}}'`);
-  return applySpec(value, spec, conversion === "r" ? pythonRepr(value) : pythonStr(value), field);
+  return applySpec(spec, conversion === "r" ? pythonRepr(value) : pythonStr(value), field);
 }
 
-function applySpec(value: unknown, spec: string, text: string, field: string): string {
+function applySpec(spec: string, text: string, field: string): string {
   if (spec === "") return text;
-  const fixed = /^\.([0-9]+)f$/.exec(spec);
-  const number = value instanceof PyFloat ? value.value : typeof value === "number" ? value : undefined;
-  if (fixed && number !== undefined) return number.toFixed(Number(fixed[1]));
-  throw new TemplateError(`Format spec ':${spec}' in '{${field}}' is not supported (only '.Nf' for numbers)`);
+  throw new TemplateError(`Format spec ':${spec}' in '{${field}}' is not supported: write the value as it is`);
 }
 
 /** Python's `str()` of a JSON value. */
