@@ -21,7 +21,6 @@ const OPERATIONS = ["$and", "$or", "$not", "$eq", "$gt", "$gte", "$lt", "$lte", 
 const CONVERT_TARGETS: ConvertTarget[] = ["double", "string", "int", "bool", "exists"];
 const MAX_DEPTH = 64;
 
-
 function list(value: unknown, path: (string | number)[], length?: number): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError("Input should be a valid list", path);
   if (length !== undefined && value.length !== length) throw new ShapeError(`List should have exactly ${length} item${length === 1 ? "" : "s"}`, path);
