@@ -2,7 +2,7 @@ import type { CallSchema } from "../../../store/trace/calls/types.js";
 import { feedbackRow } from "../../../store/trace/feedback.js";
 import { uuidv7 } from "../../../store/trace/ids.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
-import { parseWeaveRef } from "../../../store/trace/refs.js";
+import { refName } from "../../../store/trace/refs.js";
 import { nowTimestamp } from "../../../store/trace/timestamps.js";
 import type { TraceServices } from "../../../store/trace/services.js";
 import { plainJson } from "./llm-model.js";
@@ -23,14 +23,14 @@ export async function scoreCalls(trace: TraceServices, recorder: CallRecorder, c
       const columns = isJsonObject(call.inputs) ? plainJson(call.inputs) : {};
       const scored = await recorder.score(scorer, call.output ?? null, columns, null);
       if (!("value" in scored)) continue;
-      const scorerName = parseWeaveRef(scorer.ref);
-      if (scorerName.kind !== "object" && scorerName.kind !== "op") continue;
+      const scorerName = refName(scorer.ref);
+      if (!scorerName) continue;
       await trace.calls.insertFeedback([
         feedbackRow({
           id: uuidv7(),
           project_id: projectId,
           weave_ref: `weave:///${projectId}/call/${call.id}`,
-          feedback_type: `wandb.runnable.${scorerName.name}`,
+          feedback_type: `wandb.runnable.${scorerName}`,
           payload: { output: scored.value },
           runnable_ref: scorer.ref,
           call_ref: `weave:///${projectId}/call/${scored.callId}`,

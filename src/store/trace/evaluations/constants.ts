@@ -1,6 +1,6 @@
 import type { CallSchema } from "../calls/types.js";
 import { isJsonObject } from "../object-class.js";
-import { refName } from "../calls/records.js";
+import { refName } from "../refs.js";
 
 /**
  * Names Weave uses for evaluation calls (`weave/trace_server/constants.py`): the op names of the

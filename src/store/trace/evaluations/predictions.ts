@@ -5,7 +5,7 @@ import { uuidv7 } from "../ids.js";
 import { isJsonObject } from "../object-class.js";
 import { PLACEHOLDER_MODEL_PREDICT_OP_SOURCE, PLACEHOLDER_PREDICT_AND_SCORE_OP_SOURCE, PLACEHOLDER_SCORER_SCORE_OP_SOURCE } from "../object-layouts.js";
 import type { Operand } from "../query/ast.js";
-import { parseWeaveRef, type WeaveRef } from "../refs.js";
+import { parseWeaveRef, refName, type WeaveRef } from "../refs.js";
 import { millisBetween, nowTimestamp } from "../timestamps.js";
 import type { TraceCallStore } from "../trace-store.js";
 import type { V2ObjectResources } from "../v2-resources.js";
@@ -28,17 +28,6 @@ export interface ScoreView {
   value: unknown;
   evaluation_run_id: string | null;
   wb_user_id: string | null;
-}
-
-/** The name of the object or op a ref names; `fallback` for other refs. */
-function refObjectName(ref: string, fallback: string): string {
-  let parsed: WeaveRef;
-  try {
-    parsed = parseWeaveRef(ref);
-  } catch {
-    return fallback;
-  }
-  return parsed.kind === "object" || parsed.kind === "op" ? parsed.name : fallback;
 }
 
 /** A prediction call's inputs as given: `{self: model, inputs: {...}}` holds them under `inputs`. */
@@ -92,7 +81,7 @@ export class PredictionsAndScores {
       traceId = run.trace_id;
       parentId = pas.id;
     }
-    const opName = await publishedOpRef(this.v2, projectId, `${refObjectName(input.model, "Model")}.predict`, PLACEHOLDER_MODEL_PREDICT_OP_SOURCE, wbUserId);
+    const opName = await publishedOpRef(this.v2, projectId, `${refName(input.model) ?? "Model"}.predict`, PLACEHOLDER_MODEL_PREDICT_OP_SOURCE, wbUserId);
     const marks: Record<string, unknown> = { [PREDICTION_MARK]: "true", model: input.model };
     if (input.evaluationRunId) marks.evaluation_run_id = input.evaluationRunId;
     if (input.genaiSpanRef !== undefined && input.genaiSpanRef !== null) marks.genai_span_ref = input.genaiSpanRef;
@@ -135,7 +124,7 @@ export class PredictionsAndScores {
     for (const score of siblings) {
       if (score.output === null || score.output === undefined) continue;
       const scorer = weaveAttributes(score).scorer;
-      scores[typeof scorer === "string" ? refObjectName(scorer, "unknown") : "unknown"] = score.output;
+      scores[(typeof scorer === "string" ? refName(scorer) : undefined) ?? "unknown"] = score.output;
     }
     const latency = prediction.ended_at ? { mean: millisBetween(prediction.started_at, prediction.ended_at) / 1000 } : null;
     await this.calls.writeCalls([{ end: callEnd(projectId, parent.id, { output: { output: prediction.output, scores, model_latency: latency } }) }]);

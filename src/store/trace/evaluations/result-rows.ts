@@ -2,7 +2,7 @@ import type { CallSchema } from "../calls/types.js";
 import { bytesDigest } from "../digest.js";
 import { pythonJsonDumps } from "../json/python-dumps.js";
 import { isJsonObject } from "../object-class.js";
-import { isWeaveRefString, parseWeaveRef } from "../refs.js";
+import { isWeaveRefString, parseWeaveRef, refName } from "../refs.js";
 import { millisBetween } from "../timestamps.js";
 import { isMarkedScorerCall, isScorerCall, opBaseName, weaveAttributes } from "./constants.js";
 
@@ -58,15 +58,7 @@ function predictCallOf(children: CallSchema[], modelRef: unknown): CallSchema | 
 /** The scorer name a scorer call reports under: its scorer ref's name, else its op name without `.score`. */
 function scorerKeyOf(call: CallSchema): string {
   const scorer = weaveAttributes(call).scorer;
-  if (typeof scorer === "string") {
-    try {
-      const ref = parseWeaveRef(scorer);
-      if (ref.kind === "object" || ref.kind === "op") return ref.name;
-    } catch {
-      // Fall back to the op name.
-    }
-  }
-  return opBaseName(call.op_name).replace(/\.score$/, "");
+  return (typeof scorer === "string" ? refName(scorer) : undefined) ?? opBaseName(call.op_name).replace(/\.score$/, "");
 }
 
 function totalTokens(summary: Record<string, unknown> | undefined): number | null {
