@@ -16,7 +16,7 @@ import { loadModel } from "../src/engine/model/load.js";
 import { Rng } from "../src/engine/sampling/rng.js";
 import { LoraTrainer } from "../src/engine/train/lora-trainer.js";
 import { packTokenizedResults } from "../src/engine/train/packing.js";
-import { resolveRlTrainConfig, rlLossOptions } from "../src/engine/train/config.js";
+import { resolveRlConfig, rlLossOptions } from "../src/engine/train/config.js";
 import type { SftRow } from "../src/engine/train/sft-tokenize.js";
 import type { TokenizedResult } from "../src/engine/train/tokenize-groups.js";
 
@@ -54,7 +54,7 @@ try {
     };
   });
   const row = packTokenizedResults(results, ROW, { padTokenId: 0, random: () => 0.5 }).rows[0]!;
-  const options = rlLossOptions(resolveRlTrainConfig({ learning_rate: 1e-4 }));
+  const options = rlLossOptions(resolveRlConfig({ learning_rate: 1e-4 }));
 
   // SFT: two sequences of half a row each, the second half of each trained.
   const sftRows: SftRow[] = [0, 1].map(() => {

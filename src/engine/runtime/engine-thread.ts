@@ -1,8 +1,5 @@
-import fs from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { spawnModuleThread } from "../thread-spawn.js";
 import { EngineError, fromWireError } from "./errors.js";
 import type { RequestUpdate } from "./engine-core.js";
 import type { EngineCall, EngineThreadInit, FromEngineThread, ToEngineThread } from "./protocol.js";
@@ -35,7 +32,7 @@ export class EngineThread {
     private readonly init: EngineThreadInit,
     handlers: EngineThreadHandlers,
   ) {
-    this.worker = spawnWorker(init);
+    this.worker = spawnModuleThread(import.meta.url, "./engine-worker", { workerData: init });
     let settleReady: { resolve(): void; reject(error: Error): void };
     this.ready = new Promise((resolve, reject) => (settleReady = { resolve, reject }));
     // Nobody may be waiting for `ready` when a crash rejects it; the crash is reported through `stopped`.
@@ -107,26 +104,4 @@ export class EngineThread {
     if (message.ok) call.resolve(message.value);
     else call.reject(fromWireError(message.error));
   }
-}
-
-/**
- * Starts `engine-worker` in a new thread. Built code runs the compiled `.js`; from TypeScript
- * sources (tests, `tsx`) the thread first registers tsx's loader, which Node's `--import` cannot do
- * for a worker's entry module.
- */
-function spawnWorker(init: EngineThreadInit): Worker {
-  const fromSource = import.meta.url.endsWith(".ts");
-  const entry = new URL(`./engine-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
-  if (!fromSource) return new Worker(entry, { workerData: init });
-  const tsx = pathToFileURL(tsxEsmApi()).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: init });
-}
-
-/** tsx's ESM loader API (its CommonJS build registers a loader path that does not exist). */
-function tsxEsmApi(): string {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve("tsx/package.json");
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8")) as { exports: Record<string, { import: { default: string } }> };
-  return path.join(path.dirname(manifestPath), manifest.exports["./esm/api"]!.import.default);
 }
