@@ -41,25 +41,30 @@ FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid,
     _mm256_storeu_ps(out + 8, a1);
     return;
   }
-  alignas(32) float tail[kPanel];
-  _mm256_store_ps(tail, a0);
-  _mm256_store_ps(tail + 8, a1);
-  for (int j = 0; j < valid; j++) out[j] = tail[j];
+  // The last panel's padding outputs do not exist in `out`: masked stores skip them.
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lanes), a0);
+  _mm256_maskstore_ps(out + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - 8), lanes), a1);
 }
 
 // R rows; U columns per step with separate sums, so few-row tiles are not bound by FMA latency.
 template <int R, int U, DType D>
 FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const void* panel, int cols, float* out, size_t out_stride,
                         int valid, const float* bias16) {
+  // Fully unrolled loops over constant bounds, so GCC keeps `acc` in registers.
   __m256 acc[U][R][2];
+#pragma GCC unroll 8
   for (int u = 0; u < U; u++) {
+#pragma GCC unroll 8
     for (int r = 0; r < R; r++) acc[u][r][0] = acc[u][r][1] = _mm256_setzero_ps();
   }
   int k = 0;
   for (; k + U <= cols; k += U) {
+#pragma GCC unroll 8
     for (int u = 0; u < U; u++) {
       __m256 w0, w1;
       load_weights<D>(panel, k + u, w0, w1);
+#pragma GCC unroll 8
       for (int r = 0; r < R; r++) {
         const __m256 xv = _mm256_broadcast_ss(x + r * x_stride + k + u);
         acc[u][r][0] = _mm256_fmadd_ps(xv, w0, acc[u][r][0]);
@@ -70,14 +75,17 @@ FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const void* panel, int 
   for (; k < cols; k++) {
     __m256 w0, w1;
     load_weights<D>(panel, k, w0, w1);
+#pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
       const __m256 xv = _mm256_broadcast_ss(x + r * x_stride + k);
       acc[0][r][0] = _mm256_fmadd_ps(xv, w0, acc[0][r][0]);
       acc[0][r][1] = _mm256_fmadd_ps(xv, w1, acc[0][r][1]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
     __m256 a0 = acc[0][r][0], a1 = acc[0][r][1];
+#pragma GCC unroll 8
     for (int u = 1; u < U; u++) {
       a0 = _mm256_add_ps(a0, acc[u][r][0]);
       a1 = _mm256_add_ps(a1, acc[u][r][1]);
