@@ -4,6 +4,8 @@
       "target_name": "flywheel_kernels",
       "sources": [
         "src/addon.cc",
+        "src/attention.cc",
+        "src/attention_avx2.cc",
         "src/context.cc",
         "src/cpu.cc",
         "src/matmul.cc",

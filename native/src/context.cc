@@ -1,5 +1,7 @@
 #include "context.h"
 
+#include "attention.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -85,27 +87,43 @@ void KernelContext::attention(float* out, const float* q, int rows, const float*
   const int group = shape.heads / shape.kv_heads;
   const size_t kv_stride = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+  AttentionHeadKernel kernel = nullptr;
+#if defined(__x86_64__)
+  if (level_ == SimdLevel::Avx2) kernel = attention_head_avx2(shape.head_dim);
+#endif
   scratch_.reserve(static_cast<size_t>(start) + rows);
   // One task per (query row, kv head): the group's query heads reuse that head's keys and values
   // while they are in cache.
-  pool_.parallel_for(rows * shape.kv_heads, [&](int task, int thread) {
+  auto run = [&](int task, int thread) {
     const int row = task / shape.kv_heads;
     const int kv_head = task % shape.kv_heads;
-    const int visible = start + row + 1;
-    float* scores = scratch_.get(thread);
-    const float* k = keys + static_cast<size_t>(kv_head) * shape.head_dim;
-    const float* v = values + static_cast<size_t>(kv_head) * shape.head_dim;
-    for (int head = kv_head * group; head < (kv_head + 1) * group; head++) {
-      const size_t offset = (static_cast<size_t>(row) * shape.heads + head) * shape.head_dim;
-      const float* query = q + offset;
-      for (int j = 0; j < visible; j++) scores[j] = ops_.dot(query, k + j * kv_stride, shape.head_dim) * scale;
-      const float max = ops_.max(scores, visible);
-      const float inverse_sum = 1.0f / ops_.exp_shifted(scores, visible, max);
-      float* result = out + offset;
-      std::fill(result, result + shape.head_dim, 0.0f);
-      for (int j = 0; j < visible; j++) ops_.axpy(result, scores[j] * inverse_sum, v + j * kv_stride, shape.head_dim);
+    AttentionHead head;
+    head.keys = keys + static_cast<size_t>(kv_head) * shape.head_dim;
+    head.values = values + static_cast<size_t>(kv_head) * shape.head_dim;
+    head.stride = kv_stride;
+    head.visible = start + row + 1;
+    head.head_dim = shape.head_dim;
+    head.scale = scale;
+    head.scores = scratch_.get(thread);
+    for (int h = kv_head * group; h < (kv_head + 1) * group; h++) {
+      const size_t offset = (static_cast<size_t>(row) * shape.heads + h) * shape.head_dim;
+      head.query = q + offset;
+      head.out = out + offset;
+      if (kernel != nullptr) {
+        kernel(head);
+      } else {
+        attention_head_generic(ops_, head);
+      }
     }
-  });
+  };
+  const int tasks = rows * shape.kv_heads;
+  // Short decode steps are cheaper on the calling thread than handed out.
+  const double work = static_cast<double>(rows) * (start + rows) * shape.heads * shape.head_dim;
+  if (work < kParallelElements * 8) {
+    for (int task = 0; task < tasks; task++) run(task, 0);
+  } else {
+    pool_.parallel_for(tasks, run);
+  }
 }
 
 void KernelContext::silu_mul(float* out, const float* gate, const float* up, size_t length) {

@@ -11,6 +11,9 @@ namespace {
 constexpr int kRowBlock = 256;
 // Aim for this many tasks per thread, so a thread slowed by other load is covered by the rest.
 constexpr int kTasksPerThread = 8;
+// Below this many multiply-adds the calling thread works alone: handing work to the pool costs
+// more than it saves (a k/v projection of a small model in decode is ~100k).
+constexpr double kSerialWork = 1 << 19;
 
 struct Plan {
   int row_blocks;
@@ -37,9 +40,10 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
   const DType dtype = w.dtype();
   const bool widen = dtype != DType::F32 && rows > kernels.direct_max_rows;
   if (widen) scratch.reserve(static_cast<size_t>(cols) * kPanel);
-  const Plan p = plan(rows, panels, pool.size());
+  const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
+  const Plan p = plan(rows, panels, serial ? 1 : pool.size());
 
-  pool.parallel_for(p.row_blocks * p.panel_chunks, [&](int task, int thread) {
+  auto run = [&](int task, int thread) {
     const int row_begin = (task / p.panel_chunks) * kRowBlock;
     const int row_end = std::min(rows, row_begin + kRowBlock);
     const int panel_begin = (task % p.panel_chunks) * p.panels_per_chunk;
@@ -67,7 +71,13 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
                outputs, valid, bias16);
       }
     }
-  });
+  };
+  const int tasks = p.row_blocks * p.panel_chunks;
+  if (serial) {
+    for (int task = 0; task < tasks; task++) run(task, 0);
+  } else {
+    pool.parallel_for(tasks, run);
+  }
 }
 
 }  // namespace flywheel

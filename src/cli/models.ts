@@ -6,7 +6,7 @@ import { exportGgufCommand, exportGgufUsage } from "./models-export-gguf.js";
 
 export const modelsUsage = `flywheel models make-tiny --arch llama|qwen2|qwen3 --out DIR [--seed N] [--dtype f32|f16|bf16]
     [--shards N] [--hidden N] [--layers N] [--heads N] [--kv-heads N] [--head-dim N]
-    [--intermediate N] [--bpe-vocab N] [--max-positions N] [--tie-embeddings true|false]
+    [--intermediate N] [--bpe-vocab N] [--vocab N] [--max-positions N] [--tie-embeddings true|false]
   writes a small random model in Hugging Face layout (deterministic for a seed)
 ${exportGgufUsage}`;
 
@@ -18,6 +18,7 @@ const SIZE_FLAGS = {
   "head-dim": "headDim",
   intermediate: "intermediateSize",
   "bpe-vocab": "bpeVocabSize",
+  vocab: "vocabSize",
   "max-positions": "maxPositionEmbeddings",
   shards: "shards",
 } as const satisfies Record<string, keyof TinyModelOptions>;

@@ -60,9 +60,13 @@ describeNative("native kernels", (addon) => {
       }
     });
 
-    it("attention over a long cache with Qwen2.5-0.5B's head layout", () => {
-      const shape = { heads: 14, kvHeads: 2, headDim: 64 };
-      for (const [start, rows] of [[0, 1], [300, 1], [37, 20]] as const) {
+    // Head sizes 64 and 128 take the specialized SIMD kernels, 40 the portable path.
+    it.each([
+      { heads: 14, kvHeads: 2, headDim: 64 },
+      { heads: 8, kvHeads: 4, headDim: 128 },
+      { heads: 4, kvHeads: 1, headDim: 40 },
+    ])("attention over a long cache, heads $heads/$kvHeads of size $headDim", (shape) => {
+      for (const [start, rows] of [[0, 1], [300, 1], [37, 20], [2, 3]] as const) {
         const kvWidth = shape.kvHeads * shape.headDim;
         const keys = random.uniform((start + rows) * kvWidth, 2);
         const values = random.uniform((start + rows) * kvWidth, 1);
