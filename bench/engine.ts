@@ -4,9 +4,9 @@
  * tokens/s of 8 streams, prefill tokens/s. Run with `npm run bench:engine [-- options]`:
  *
  *   --dtype f16|bf16     weight precision on both sides (default bf16, Qwen2.5's own)
- *   --threads N          threads for both engines (default: the machine's available parallelism)
+ *   --threads N[,M]      threads for both engines, one group of runs per count (default: the machine's parallelism)
  *   --engines LIST       comma-separated of native, ts, llama.cpp (default all three)
- *   --repeats N          runs per measurement; the table shows the median (default 3)
+ *   --repeats N          runs per measurement, alternating between engines; tables of the best and the median (default 5)
  *   --prompt N           prefill prompt length (default 512); --steps N decode steps (default 64)
  *
  * The model (random weights, Qwen2.5-0.5B's shapes) and node-llama-cpp are installed on first use
@@ -22,7 +22,7 @@ import type { BenchEngine } from "./engine/engines.js";
 import { FlywheelEngine } from "./engine/flywheel.js";
 import { ensureNodeLlamaCpp, LlamaCppEngine, NODE_LLAMA_CPP_VERSION } from "./engine/llama-cpp.js";
 import { type BenchDType, ensureBenchModel, QWEN25_05B_SHAPES } from "./engine/model.js";
-import { agreementLines, markdownTable, type Measured } from "./engine/report.js";
+import { type Agreement, agreementLines, markdownTable, type Measured } from "./engine/report.js";
 
 const STREAMS = 8;
 const cacheDir = path.join(import.meta.dirname, ".cache");
@@ -32,18 +32,18 @@ const { values } = parseArgs({
     dtype: { type: "string", default: "bf16" },
     threads: { type: "string", default: String(os.availableParallelism()) },
     engines: { type: "string", default: "native,ts,llama.cpp" },
-    repeats: { type: "string", default: "3" },
+    repeats: { type: "string", default: "5" },
     prompt: { type: "string", default: "512" },
     steps: { type: "string", default: "64" },
   },
 });
 const dtype = values.dtype as BenchDType;
 if (dtype !== "f16" && dtype !== "bf16") throw new Error(`--dtype must be f16 or bf16, got ${dtype}`);
-const threads = Number(values.threads);
+const threadCounts = values.threads.split(",").map(Number);
 const repeats = Number(values.repeats);
 const promptLength = Number(values.prompt);
 const steps = Number(values.steps);
-const engines = values.engines.split(",");
+const engineNames = values.engines.split(",");
 const log = (line: string) => console.error(`[bench] ${line}`);
 
 const model = ensureBenchModel(cacheDir, dtype, log);
@@ -52,55 +52,81 @@ const prompt = (length: number) => Array.from({ length }, () => random.nextUint3
 const shortPrompts = Array.from({ length: STREAMS }, () => prompt(32));
 const longPrompt = prompt(promptLength);
 
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
-
-/** Runs each measurement `repeats` times and reports tokens/s of the median run. */
-async function measure(engine: BenchEngine, scale: { prompt: number; steps: number; repeats: number }): Promise<Measured> {
-  const decode: number[] = [];
-  const together: number[] = [];
-  const prefill: number[] = [];
-  const longOne = longPrompt.slice(0, scale.prompt);
-  for (let run = 0; run < scale.repeats; run++) {
-    decode.push(scale.steps / (await engine.decode(shortPrompts[0]!, scale.steps)));
-    together.push((STREAMS * scale.steps) / (await engine.decodeTogether(shortPrompts, scale.steps)));
-    prefill.push(longOne.length / (await engine.prefill(longOne)));
-  }
-  return { engine: engine.name, decode: median(decode), together: median(together), prefill: median(prefill), promptLength: longOne.length, steps: scale.steps, repeats: scale.repeats };
+interface Scale {
+  prompt: number;
+  steps: number;
+  repeats: number;
 }
+// The TypeScript kernels are ~100× slower: a shorter prompt, fewer steps and one run keep the benchmark in minutes.
+const scaleOf = (name: string): Scale => (name === "ts" ? { prompt: 64, steps: 4, repeats: 1 } : { prompt: promptLength, steps, repeats });
 
-const loadBefore = os.loadavg();
-const results: Measured[] = [];
-const checks: { name: string; greedy: number[]; logits: number[] }[] = [];
-const probe = shortPrompts[1]!;
-const probeTokens = Array.from({ length: 64 }, (_, i) => (i * 2371) % QWEN25_05B_SHAPES.vocabSize);
-let systemInfo = "";
-
-for (const name of engines) {
-  let engine: BenchEngine;
-  if (name === "native") engine = new FlywheelEngine(`Flywheel (native kernels, ${threads} threads)`, model.dir, loadNativeKernels({ threads }));
-  else if (name === "ts") engine = new FlywheelEngine("Flywheel (TypeScript kernels, 1 thread)", model.dir, new TsKernels());
-  else if (name === "llama.cpp") {
+async function loadEngine(name: string, threads: number): Promise<BenchEngine> {
+  if (name === "native") return new FlywheelEngine(`Flywheel, native kernels, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, loadNativeKernels({ threads }));
+  if (name === "ts") return new FlywheelEngine("Flywheel, TypeScript kernels, 1 thread", model.dir, new TsKernels());
+  if (name === "llama.cpp") {
     const entry = ensureNodeLlamaCpp(path.join(cacheDir, "llama-cpp"), log);
     const llama = await LlamaCppEngine.load(entry, model.gguf, threads, STREAMS);
     systemInfo = llama.systemInfo;
-    engine = llama;
-  } else throw new Error(`unknown engine ${name} (native, ts, llama.cpp)`);
-  log(`${engine.name}: checking output, then measuring`);
-  const greedy = await engine.greedy(probe, name === "ts" ? 4 : 16);
-  checks.push({ name: engine.name, greedy, logits: await engine.logits(probe, probeTokens) });
-  // The TypeScript kernels are ~100× slower: a shorter prompt, fewer steps and one run keep the benchmark in minutes.
-  const scale = name === "ts" ? { prompt: 64, steps: 4, repeats: 1 } : { prompt: promptLength, steps, repeats };
-  results.push(await measure(engine, scale));
-  log(`${engine.name}: ${JSON.stringify(results.at(-1))}`);
-  await engine.close();
+    return llama;
+  }
+  throw new Error(`unknown engine ${name} (native, ts, llama.cpp)`);
+}
+
+const stats = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { best: sorted[sorted.length - 1]!, median: sorted[Math.floor(sorted.length / 2)]! };
+};
+
+let systemInfo = "";
+const loadBefore = os.loadavg();
+const results: Measured[] = [];
+const checks: Agreement[] = [];
+for (const threads of threadCounts) {
+  const engines = [];
+  for (const name of engineNames) {
+    if (name === "ts" && threads !== threadCounts[0]) continue;
+    log(`loading ${name} (${threads} threads)`);
+    engines.push({ name, engine: await loadEngine(name, threads), scale: scaleOf(name), samples: { decode: [] as number[], together: [] as number[], prefill: [] as number[] } });
+  }
+  if (threads === threadCounts[0]) {
+    for (const { name, engine } of engines) {
+      checks.push({ name: engine.name, greedy: await engine.greedy(shortPrompts[1]!, name === "ts" ? 4 : 16), top: await engine.topLogits(shortPrompts[1]!, 10) });
+    }
+  }
+  // Runs alternate between engines, so a burst of load from elsewhere hits them alike.
+  for (let run = 0; run < repeats; run++) {
+    for (const { engine, scale, samples } of engines) {
+      if (run >= scale.repeats) continue;
+      samples.decode.push(scale.steps / (await engine.decode(shortPrompts[0]!, scale.steps)));
+      samples.together.push((STREAMS * scale.steps) / (await engine.decodeTogether(shortPrompts, scale.steps)));
+      const longOne = longPrompt.slice(0, scale.prompt);
+      samples.prefill.push(longOne.length / (await engine.prefill(longOne)));
+    }
+    log(`run ${run + 1} of ${repeats} done (${threads} threads), load ${os.loadavg()[0]!.toFixed(2)}`);
+  }
+  for (const { engine, scale, samples } of engines) {
+    const [decode, together, prefill] = [stats(samples.decode), stats(samples.together), stats(samples.prefill)];
+    results.push({
+      engine: engine.name,
+      group: threads,
+      best: { decode: decode.best, together: together.best, prefill: prefill.best },
+      median: { decode: decode.median, together: together.median, prefill: prefill.median },
+      promptLength: scale.prompt,
+      steps: scale.steps,
+      repeats: scale.repeats,
+    });
+    await engine.close();
+  }
 }
 const loadAfter = os.loadavg();
 
 const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-console.log(`## Engine benchmark — ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(`## Engine benchmark, ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(`Model: qwen2 with Qwen2.5-0.5B's shapes (${QWEN25_05B_SHAPES.numLayers} layers, hidden ${QWEN25_05B_SHAPES.hiddenSize}, vocab ${QWEN25_05B_SHAPES.vocabSize}), random weights, ${dtype} on both sides.`);
-console.log(`Machine: ${cpu}, ${os.availableParallelism()} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; ${threads} threads per engine; llama.cpp from node-llama-cpp ${NODE_LLAMA_CPP_VERSION}${systemInfo ? ` (${systemInfo.trim().replace(/\s*\|\s*$/, "")})` : ""}.`);
+console.log(`Machine: ${cpu}, ${os.availableParallelism()} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; llama.cpp from node-llama-cpp ${NODE_LLAMA_CPP_VERSION}${systemInfo ? ` (${systemInfo.trim().replace(/\s*\|\s*$/, "")})` : ""}.`);
 console.log(`Load average (1/5/15 min): ${loadBefore.map((v) => v.toFixed(2)).join(" / ")} before, ${loadAfter.map((v) => v.toFixed(2)).join(" / ")} after.\n`);
-console.log(markdownTable(results, STREAMS));
-console.log("");
+console.log(`Best of ${repeats} runs:\n`);
+for (const threads of threadCounts) console.log(markdownTable(results.filter((r) => r.group === threads), STREAMS, "best"), "\n");
+console.log(`Median of ${repeats} runs:\n`);
+for (const threads of threadCounts) console.log(markdownTable(results.filter((r) => r.group === threads), STREAMS, "median"), "\n");
 for (const line of agreementLines(checks)) console.log(line);

@@ -10,6 +10,7 @@
         "src/cpu.cc",
         "src/matmul.cc",
         "src/matmul_avx2.cc",
+        "src/matmul_avx512.cc",
         "src/matmul_scalar.cc",
         "src/packed_matrix.cc",
         "src/thread_pool.cc",

@@ -1,7 +1,7 @@
 import type { Kernels } from "../../src/engine/kernels/types.js";
 import { loadModel } from "../../src/engine/model/load.js";
 import type { Transformer } from "../../src/engine/model/transformer.js";
-import { argmax, type BenchEngine, seconds } from "./engines.js";
+import { argmax, type BenchEngine, seconds, topOf } from "./engines.js";
 
 /**
  * Flywheel's model core on a kernel backend. Several streams decode as one batched
@@ -30,9 +30,9 @@ export class FlywheelEngine implements BenchEngine {
     return out;
   }
 
-  async logits(prompt: number[], tokens: number[]): Promise<number[]> {
+  async topLogits(prompt: number[], count: number): Promise<[number, number][]> {
     const [logits] = this.transformer.forward([{ cache: this.transformer.createCache(), tokens: prompt }]);
-    return tokens.map((token) => logits![token]!);
+    return topOf(logits!, count);
   }
 
   async decode(prompt: number[], steps: number): Promise<number> {

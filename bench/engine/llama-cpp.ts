@@ -65,21 +65,24 @@ interface LlamaSequence {
 
 /** llama.cpp through node-llama-cpp on the CPU, with the same thread count as Flywheel. */
 export class LlamaCppEngine implements BenchEngine {
-  readonly name = "llama.cpp";
+  readonly name: string;
 
   private constructor(
+    threads: number,
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     readonly systemInfo: string,
-  ) {}
+  ) {
+    this.name = `llama.cpp, ${threads} thread${threads > 1 ? "s" : ""}`;
+  }
 
   static async load(entry: string, gguf: string, threads: number, maxSequences: number): Promise<LlamaCppEngine> {
     const module = (await import(pathToFileURL(entry).href)) as LlamaModule;
     const llama = await module.getLlama({ gpu: false, build: "never", maxThreads: threads, logLevel: "error", progressLogs: false });
     const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
     const context = await model.createContext({ contextSize: 4096, sequences: maxSequences, batchSize: 512, threads: { ideal: threads, min: threads } });
-    return new LlamaCppEngine(llama, model, context, llama.systemInfo);
+    return new LlamaCppEngine(threads, llama, model, context, llama.systemInfo);
   }
 
   async greedy(prompt: number[], count: number): Promise<number[]> {
@@ -93,13 +96,13 @@ export class LlamaCppEngine implements BenchEngine {
     });
   }
 
-  async logits(prompt: number[], tokens: number[]): Promise<number[]> {
+  async topLogits(prompt: number[], count: number): Promise<[number, number][]> {
     return this.withSequence(async (sequence) => {
-      const input: unknown[] = [...prompt.slice(0, -1), [prompt[prompt.length - 1], { generateNext: { logits: { filter: { tokens } } } }]];
-      const output = await sequence.controlledEvaluate(input);
+      const last: unknown = [prompt[prompt.length - 1], { generateNext: { logits: { filter: { tokens: [], includeTop: count } } } }];
+      const output = await sequence.controlledEvaluate([...prompt.slice(0, -1), last]);
       const logits = output[prompt.length - 1]?.next?.logits;
       if (!logits) throw new Error("llama.cpp returned no logits");
-      return tokens.map((token) => logits.get(token) ?? Number.NaN);
+      return [...logits.entries()].sort((a, b) => b[1] - a[1]).slice(0, count);
     });
   }
 

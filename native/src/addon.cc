@@ -123,7 +123,7 @@ class Context : public Napi::ObjectWrap<Context> {
                         InstanceMethod<&Context::AddInPlace>("addInPlace")});
   }
 
-  // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx2" or "scalar".
+  // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx512", "avx2" or "scalar".
   explicit Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(info) {
     const int threads = int_arg(info, 0, "threads", 1);
     const std::string simd = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
@@ -134,10 +134,13 @@ class Context : public Napi::ObjectWrap<Context> {
     } else if (simd == "scalar") {
       level = SimdLevel::Scalar;
     } else if (simd == "avx2") {
-      if (best != SimdLevel::Avx2) throw_range(info.Env(), "this CPU does not support AVX2 with FMA and F16C");
+      if (best < SimdLevel::Avx2) throw_range(info.Env(), "this CPU does not support AVX2 with FMA and F16C");
       level = SimdLevel::Avx2;
+    } else if (simd == "avx512") {
+      if (best < SimdLevel::Avx512) throw_range(info.Env(), "this CPU does not support AVX-512");
+      level = SimdLevel::Avx512;
     } else {
-      throw_type(info.Env(), "simd must be \"auto\", \"avx2\" or \"scalar\"");
+      throw_type(info.Env(), "simd must be \"auto\", \"avx512\", \"avx2\" or \"scalar\"");
     }
     context_ = std::make_unique<KernelContext>(threads, level);
   }

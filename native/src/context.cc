@@ -9,15 +9,18 @@ namespace flywheel {
 
 namespace {
 
+// AVX-512 machines run the AVX2 vector primitives and attention: those are bound by memory and
+// reductions, not by arithmetic width; only the matmul tiles have 512-bit versions.
 const VectorOps& ops_for(SimdLevel level) {
 #if defined(__x86_64__)
-  if (level == SimdLevel::Avx2) return vector_ops_avx2();
+  if (level != SimdLevel::Scalar) return vector_ops_avx2();
 #endif
   return vector_ops_scalar();
 }
 
 const MatmulKernels& matmul_kernels_for(SimdLevel level) {
 #if defined(__x86_64__)
+  if (level == SimdLevel::Avx512) return matmul_kernels_avx512();
   if (level == SimdLevel::Avx2) return matmul_kernels_avx2();
 #endif
   return matmul_kernels_scalar();
@@ -89,7 +92,7 @@ void KernelContext::attention(float* out, const float* q, int rows, const float*
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
   AttentionHeadKernel kernel = nullptr;
 #if defined(__x86_64__)
-  if (level_ == SimdLevel::Avx2) kernel = attention_head_avx2(shape.head_dim);
+  if (level_ != SimdLevel::Scalar) kernel = attention_head_avx2(shape.head_dim);
 #endif
   scratch_.reserve(static_cast<size_t>(start) + rows);
   // One task per (query row, kv head): the group's query heads reuse that head's keys and values

@@ -5,9 +5,9 @@
 
 namespace flywheel {
 
-enum class SimdLevel { Scalar = 0, Avx2 = 1 };
+enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512 = 2 };
 
-// The best level this CPU supports (AVX2 needs FMA and F16C as well).
+// The best level this CPU supports (AVX2 needs FMA and F16C as well; AVX-512 means AVX-512F on top).
 SimdLevel detect_simd();
 
 const char* simd_name(SimdLevel level);

@@ -35,6 +35,7 @@ struct MatmulKernels {
 const MatmulKernels& matmul_kernels_scalar();
 #if defined(__x86_64__)
 const MatmulKernels& matmul_kernels_avx2();
+const MatmulKernels& matmul_kernels_avx512();
 #endif
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,

@@ -4,12 +4,14 @@ import type { FloatDType } from "../../checkpoint/dtype.js";
 export interface KernelAddon {
   Context: new (threads: number, simd: SimdChoice) => AddonContext;
   Matrix: new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array) => AddonMatrix;
-  /** The best SIMD level this CPU supports: "avx2" or "scalar". */
+  /** The best SIMD level this CPU supports: "avx512", "avx2" or "scalar". */
   bestSimd: string;
 }
 
-/** "auto" picks the best level the CPU supports; "scalar" forces the portable loops (tests, comparisons). */
-export type SimdChoice = "auto" | "avx2" | "scalar";
+/** "auto" picks the best level the CPU supports; the others force one (tests, comparisons). */
+export type SimdChoice = "auto" | "avx512" | "avx2" | "scalar";
+
+export const SIMD_LEVELS = ["avx512", "avx2", "scalar"] as const;
 
 export interface AddonMatrix {
   readonly rows: number;

@@ -25,8 +25,8 @@ export class NativeMatrix implements WeightMatrix {
 }
 
 /**
- * The native kernels: C++ with AVX2/FMA/F16C (or portable loops) on a small persistent thread
- * pool. Weights stay f32/f16/bf16 as stored and are widened inside the matmul. One instance is
+ * The native kernels: C++ with AVX-512 or AVX2/FMA/F16C (or portable loops) on a small persistent
+ * thread pool. Weights stay f32/f16/bf16 as stored and are widened inside the matmul. One instance is
  * used by one JavaScript thread at a time; its calls block while the pool computes.
  */
 export class NativeKernels implements Kernels {
@@ -45,7 +45,7 @@ export class NativeKernels implements Kernels {
     return this.context.threads;
   }
 
-  /** The SIMD level in use: "avx2" or "scalar". */
+  /** The SIMD level in use: "avx512", "avx2" or "scalar". */
   get simd(): string {
     return this.context.simd;
   }

@@ -5,6 +5,7 @@ import { encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
 import { SeededRandom } from "../../fixtures/random.js";
 import { TsKernels } from "../ts/index.js";
 import type { Kernels } from "../types.js";
+import { SIMD_LEVELS } from "./addon.js";
 import { NativeKernels } from "./index.js";
 
 /** Largest |a - b| / max(1, |b|): the measure every comparison here uses. */
@@ -16,20 +17,20 @@ function worstError(actual: ArrayLike<number>, expected: ArrayLike<number>): num
 }
 
 describeNative("native kernels", (addon) => {
-  describeKernelConformance("native avx2, 2 threads", () => new NativeKernels(addon, { threads: 2, simd: addon.bestSimd === "avx2" ? "avx2" : "scalar" }));
-  describeKernelConformance("native scalar, 1 thread", () => new NativeKernels(addon, { threads: 1, simd: "scalar" }));
+  // Every SIMD level this CPU runs, from the best down to the portable loops.
+  const levels = SIMD_LEVELS.slice(SIMD_LEVELS.indexOf(addon.bestSimd as (typeof SIMD_LEVELS)[number]));
+  it("runs at least the portable level", () => expect(levels).toContain("scalar"));
+  for (const simd of levels) describeKernelConformance(`native ${simd}, 2 threads`, () => new NativeKernels(addon, { threads: 2, simd }));
+  describeKernelConformance("native, 1 thread", () => new NativeKernels(addon, { threads: 1 }));
   describeKernelConformance("native, 3 threads", () => new NativeKernels(addon, { threads: 3 }));
 
-  const backends: [string, () => Kernels][] = [
-    ["auto", () => new NativeKernels(addon, { threads: 2 })],
-    ["scalar", () => new NativeKernels(addon, { threads: 2, simd: "scalar" })],
-  ];
+  const backends: [string, () => Kernels][] = levels.map((simd) => [simd, () => new NativeKernels(addon, { threads: 2, simd })]);
   describe.each(backends)("against the TypeScript reference (%s)", (_name, make) => {
     const native = make();
     const reference = new TsKernels();
     const random = new SeededRandom(7);
 
-    // Row counts cover every tile height, the direct/widened switch (8 → 9 rows) and two row blocks (300).
+    // Row counts cover every tile height, the direct/widened switches (8 → 9, 16 → 17 rows) and two row blocks (300).
     it.each(["F32", "F16", "BF16"] as FloatDType[])("matmul on %s weights, any row count, ragged panels", (dtype) => {
       const [inDim, outDim] = [203, 37];
       const bytes = encodeFloats(dtype, random.uniform(outDim * inDim, 1));
@@ -37,7 +38,7 @@ describeNative("native kernels", (addon) => {
       const w = native.createMatrix(outDim, inDim, dtype, bytes);
       const wRef = reference.createMatrix(outDim, inDim, dtype, bytes);
       expect(w.dtype).toBe(dtype.toLowerCase());
-      for (const rows of [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 300]) {
+      for (const rows of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 300]) {
         const x = random.uniform(rows * inDim, 1);
         const out = new Float32Array(rows * outDim);
         const expected = new Float32Array(rows * outDim);
@@ -142,6 +143,7 @@ describeNative("native kernels", (addon) => {
       expect(() => kernels.createMatrix(2, 3, "F16", new Uint8Array(8))).toThrow(/a 2×3 f16 matrix needs 12 bytes, got 8/);
       expect(() => new addon.Context(0, "auto")).toThrow(RangeError);
       expect(() => new addon.Context(1, "gpu" as never)).toThrow(/simd must be/);
+      if (addon.bestSimd !== "avx512") expect(() => new addon.Context(1, "avx512")).toThrow(/does not support AVX-512/);
     });
 
     it("keeps 16-bit weights as stored", () => {
