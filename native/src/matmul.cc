@@ -9,8 +9,10 @@ namespace {
 // Rows of x one task covers in the many-row path: its x block (rows × cols f32) stays in cache
 // while the task's panels stream past, and each panel is widened once per block.
 constexpr int kRowBlock = 256;
-// Aim for this many tasks per thread, so a thread slowed by other load is covered by the rest.
-constexpr int kTasksPerThread = 8;
+// Aim for this many tasks per thread, so a thread slowed by other load is covered by the rest,
+// but give each task at least kMinTaskWork multiply-adds so claiming stays negligible.
+constexpr int kTasksPerThread = 32;
+constexpr double kMinTaskWork = 1 << 18;
 // Below this many multiply-adds the calling thread works alone: handing work to the pool costs
 // more than it saves (a k/v projection of a small model in decode is ~100k).
 constexpr double kSerialWork = 1 << 19;
@@ -21,10 +23,12 @@ struct Plan {
   int panels_per_chunk;
 };
 
-Plan plan(int rows, int panels, int threads) {
+Plan plan(int rows, int panels, int cols, int threads) {
   Plan result;
   result.row_blocks = (rows + kRowBlock - 1) / kRowBlock;
-  int wanted_chunks = std::max(1, threads * kTasksPerThread / result.row_blocks);
+  const double work = static_cast<double>(rows) * panels * kPanel * cols;
+  const int tasks = static_cast<int>(std::min<double>(threads * kTasksPerThread, std::max(1.0, work / kMinTaskWork)));
+  int wanted_chunks = std::max(1, tasks / result.row_blocks);
   result.panels_per_chunk = std::max(1, (panels + wanted_chunks - 1) / wanted_chunks);
   result.panel_chunks = (panels + result.panels_per_chunk - 1) / result.panels_per_chunk;
   return result;
@@ -41,7 +45,7 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
   const bool widen = dtype != DType::F32 && rows > kernels.direct_max_rows;
   if (widen) scratch.reserve(static_cast<size_t>(cols) * kPanel);
   const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
-  const Plan p = plan(rows, panels, serial ? 1 : pool.size());
+  const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
 
   auto run = [&](int task, int thread) {
     const int row_begin = (task / p.panel_chunks) * kRowBlock;
