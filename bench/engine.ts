@@ -85,7 +85,7 @@ for (const threads of threadCounts) {
   const engines = [];
   for (const name of engineNames) {
     if (name === "ts" && threads !== threadCounts[0]) continue;
-    log(`loading ${name} (${threads} threads)`);
+    log(`loading ${name}${name === "ts" ? "" : ` (${threads} threads)`}`);
     engines.push({ name, engine: await loadEngine(name, threads), scale: scaleOf(name), samples: { decode: [] as number[], together: [] as number[], prefill: [] as number[] } });
   }
   if (threads === threadCounts[0]) {
