@@ -1,3 +1,4 @@
+import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { describeKernelConformance } from "../../../testing/kernel-conformance.js";
 import { describeNative } from "../../../testing/native.js";
@@ -5,6 +6,7 @@ import { encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
 import { SeededRandom } from "../../fixtures/random.js";
 import { TsKernels } from "../ts/index.js";
 import type { Kernels } from "../types.js";
+import { ADDON_PATH } from "../native-loader.js";
 import { SIMD_LEVELS } from "./addon.js";
 import { NativeKernels } from "./index.js";
 
@@ -114,6 +116,29 @@ describeNative("native kernels", (addon) => {
       reference.addInPlace(sumRef, up, length);
       expect(sum).toEqual(sumRef);
     });
+  });
+
+  it("runs in worker threads, each with its own pool, and survives their termination", async () => {
+    // The engine runs models in worker threads: the addon must load once per thread.
+    const code = `
+      const { parentPort, workerData } = require("node:worker_threads");
+      const addon = require(workerData.path);
+      const context = new addon.Context(2, "auto");
+      const w = new addon.Matrix(2, 3, "F32", new Uint8Array(new Float32Array([1, 2, 3, 4, 5, 6]).buffer));
+      const out = new Float32Array(2);
+      context.matmul(out, Float32Array.of(1, 1, 1), 1, w, undefined);
+      parentPort.postMessage([...out]);`;
+    const results = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<number[]>((resolve, reject) => {
+            const worker = new Worker(code, { eval: true, workerData: { path: ADDON_PATH } });
+            worker.once("message", (message: number[]) => void worker.terminate().then(() => resolve(message)));
+            worker.once("error", reject);
+          }),
+      ),
+    );
+    expect(results).toEqual([[6, 15], [6, 15]]);
   });
 
   describe("argument checks", () => {
