@@ -8,13 +8,18 @@
  *   --engines LIST       comma-separated of native, ts, llama.cpp (default all three)
  *   --repeats N          runs per measurement, alternating between engines; tables of the best and the median (default 5)
  *   --prompt N           prefill prompt length (default 512); --steps N decode steps (default 64)
+ *   --baseline-addon F   also run the native kernels of another build of the addon (a .node file), as
+ *                        engine "baseline": before/after numbers of a kernel change in one run
  *
  * The model (random weights, Qwen2.5-0.5B's shapes) and node-llama-cpp are installed on first use
  * into bench/.cache (git-ignored). Not a test: numbers depend on the machine and its load.
  */
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import type { KernelAddon } from "../src/engine/kernels/native/addon.js";
+import { NativeKernels } from "../src/engine/kernels/native/index.js";
 import { loadNativeKernels } from "../src/engine/kernels/native-loader.js";
 import { TsKernels } from "../src/engine/kernels/ts/index.js";
 import { SeededRandom } from "../src/engine/fixtures/random.js";
@@ -35,6 +40,7 @@ const { values } = parseArgs({
     repeats: { type: "string", default: "5" },
     prompt: { type: "string", default: "512" },
     steps: { type: "string", default: "64" },
+    "baseline-addon": { type: "string" },
   },
 });
 const dtype = values.dtype as BenchDType;
@@ -44,6 +50,8 @@ const repeats = Number(values.repeats);
 const promptLength = Number(values.prompt);
 const steps = Number(values.steps);
 const engineNames = values.engines.split(",");
+const baselineAddon = values["baseline-addon"];
+if (baselineAddon) engineNames.splice(engineNames.indexOf("native") + 1, 0, "baseline");
 const log = (line: string) => console.error(`[bench] ${line}`);
 
 const model = ensureBenchModel(cacheDir, dtype, log);
@@ -62,6 +70,10 @@ const scaleOf = (name: string): Scale => (name === "ts" ? { prompt: 64, steps: 4
 
 async function loadEngine(name: string, threads: number): Promise<BenchEngine> {
   if (name === "native") return new FlywheelEngine(`Flywheel, native kernels, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, loadNativeKernels({ threads }));
+  if (name === "baseline") {
+    const addon = createRequire(import.meta.url)(path.resolve(baselineAddon!)) as KernelAddon;
+    return new FlywheelEngine(`Flywheel, baseline native build, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, new NativeKernels(addon, { threads }));
+  }
   if (name === "ts") return new FlywheelEngine("Flywheel, TypeScript kernels, 1 thread", model.dir, new TsKernels());
   if (name === "llama.cpp") {
     const entry = ensureNodeLlamaCpp(path.join(cacheDir, "llama-cpp"), log);

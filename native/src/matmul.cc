@@ -9,6 +9,9 @@ namespace {
 // Rows of x one task covers in the many-row path: its x block (rows × cols f32) stays in cache
 // while the task's panels stream past, and each panel is widened once per block.
 constexpr int kRowBlock = 256;
+// Panels handled together: the few-row tiles read up to this many side by side (independent sums
+// hide the FMA latency), and the row steps of one group reuse its panels from cache.
+constexpr int kPanelGroup = 4;
 // Aim for this many tasks per thread, so a thread slowed by other load is covered by the rest,
 // but give each task at least kMinTaskWork multiply-adds so claiming stays negligible.
 constexpr int kTasksPerThread = 32;
@@ -28,8 +31,9 @@ Plan plan(int rows, int panels, int cols, int threads) {
   result.row_blocks = (rows + kRowBlock - 1) / kRowBlock;
   const double work = static_cast<double>(rows) * panels * kPanel * cols;
   const int tasks = static_cast<int>(std::min<double>(threads * kTasksPerThread, std::max(1.0, work / kMinTaskWork)));
-  int wanted_chunks = std::max(1, tasks / result.row_blocks);
-  result.panels_per_chunk = std::max(1, (panels + wanted_chunks - 1) / wanted_chunks);
+  const int wanted_chunks = std::max(1, tasks / result.row_blocks);
+  const int per_chunk = std::max(1, (panels + wanted_chunks - 1) / wanted_chunks);
+  result.panels_per_chunk = (per_chunk + kPanelGroup - 1) / kPanelGroup * kPanelGroup;
   result.panel_chunks = (panels + result.panels_per_chunk - 1) / result.panels_per_chunk;
   return result;
 }
@@ -43,36 +47,37 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
   const int panels = w.panels();
   const DType dtype = w.dtype();
   const bool widen = dtype != DType::F32 && rows > kernels.direct_max_rows;
-  if (widen) scratch.reserve(static_cast<size_t>(cols) * kPanel);
+  if (widen) scratch.reserve(static_cast<size_t>(kPanelGroup) * cols * kPanel);
   const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
   const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
+  const size_t packed_bytes = static_cast<size_t>(cols) * kPanel * dtype_size(dtype);
+  const size_t wide_bytes = static_cast<size_t>(cols) * kPanel * sizeof(float);
+  // f32 panels and widened ones run the f32 tiles; 16-bit panels with few rows are read as stored.
+  const bool wide = widen || dtype == DType::F32;
+  const TileKernel kernel = wide ? kernels.wide : kernels.direct[static_cast<int>(dtype)];
+  const int step = wide ? kernels.wide_rows : kernels.direct_rows;
 
   auto run = [&](int task, int thread) {
     const int row_begin = (task / p.panel_chunks) * kRowBlock;
     const int row_end = std::min(rows, row_begin + kRowBlock);
-    const int panel_begin = (task % p.panel_chunks) * p.panels_per_chunk;
-    const int panel_end = std::min(panels, panel_begin + p.panels_per_chunk);
-    float bias16[kPanel];
-    for (int panel = panel_begin; panel < panel_end; panel++) {
-      const int first = panel * kPanel;
-      const int valid = std::min(kPanel, outputs - first);
-      for (int j = 0; j < kPanel; j++) bias16[j] = bias != nullptr && j < valid ? bias[first + j] : 0.0f;
-      const void* data = w.panel(panel);
-      TileKernel kernel = kernels.direct[static_cast<int>(dtype)];
-      int step = kernels.direct_rows;
+    const int chunk_begin = (task % p.panel_chunks) * p.panels_per_chunk;
+    const int chunk_end = std::min(panels, chunk_begin + p.panels_per_chunk);
+    for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
+      const int count = std::min(kPanelGroup, chunk_end - first);
+      const int valid_last = std::min(kPanel, outputs - (first + count - 1) * kPanel);
+      const void* data = w.panel(first);
+      size_t stride = packed_bytes;
       if (widen) {
-        float* wide = scratch.get(thread);
-        kernels.widen(dtype, data, cols, wide);
-        data = wide;
+        float* buffer = scratch.get(thread);
+        for (int i = 0; i < count; i++) kernels.widen(dtype, w.panel(first + i), cols, buffer + static_cast<size_t>(i) * cols * kPanel);
+        data = buffer;
+        stride = wide_bytes;
       }
-      if (widen || dtype == DType::F32) {
-        kernel = kernels.wide;
-        step = kernels.wide_rows;
-      }
+      const float* group_bias = bias != nullptr ? bias + static_cast<size_t>(first) * kPanel : nullptr;
       for (int row = row_begin; row < row_end; row += step) {
-        const int count = std::min(step, row_end - row);
-        kernel(x + static_cast<size_t>(row) * cols, cols, count, data, cols, out + static_cast<size_t>(row) * outputs + first,
-               outputs, valid, bias16);
+        const int n = std::min(step, row_end - row);
+        kernel(x + static_cast<size_t>(row) * cols, cols, n, data, stride, count, cols,
+               out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias);
       }
     }
   };

@@ -1,7 +1,14 @@
 // out[r, o] = Σ_k x[r, k]·w[o, k] (+ bias[o]) on a PackedMatrix, split over the thread pool.
+//
+// Batch invariance: every output is one chain of f32 fused multiply-adds over k = 0, 1, …, cols − 1
+// starting from zero, then + bias (0 without one), whatever the number of rows in the call, the
+// row's place in it, the thread count or which tile computes it. Tiles hide the FMA latency with
+// independent outputs (more rows or more panels at once), never by splitting a sum, so a row alone
+// (decode), a few rows and a prefill block get bit-identical results.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cpu.h"
 #include "packed_matrix.h"
@@ -10,21 +17,22 @@
 
 namespace flywheel {
 
-// One tile: `rows` rows of x (row stride x_stride) against one panel of `cols` columns, written to
-// `valid` (≤ 16) outputs of each of those rows of out (row stride out_stride), plus bias16 (16
-// values, never null).
-using TileKernel = void (*)(const float* x, size_t x_stride, int rows, const void* panel, int cols, float* out,
-                            size_t out_stride, int valid, const float* bias16);
+// A run of `panels` consecutive panels (panel i at `panel + i * panel_bytes`, each cols × 16 values)
+// against `rows` rows of x (row stride x_stride), written to the 16 outputs of each panel in each
+// row of out (row stride out_stride; panel i's outputs at out + 16 i). Only the run's last panel may
+// have fewer than 16 real outputs (`valid_last`). `bias` holds the run's outputs' biases, or is null.
+using TileKernel = void (*)(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
+                            int cols, float* out, size_t out_stride, int valid_last, const float* bias);
 
 // Widens a whole panel (cols × 16 values of `dtype`) to f32 in the same layout.
 using WidenPanel = void (*)(DType dtype, const void* panel, int cols, float* out);
 
 // The tile kernels of one SIMD level.
 struct MatmulKernels {
-  // Reads a panel of the given dtype directly, converting as it goes; at most direct_rows rows a call.
+  // Reads panels of the given dtype directly, converting as it goes; at most direct_rows rows a call.
   TileKernel direct[3];
   int direct_rows;
-  // Reads an f32 panel; at most wide_rows rows a call (the many-row GEMM path).
+  // Reads f32 panels; at most wide_rows rows a call (the many-row GEMM path).
   TileKernel wide;
   int wide_rows;
   WidenPanel widen;

@@ -1,6 +1,8 @@
-// AVX2/FMA/F16C matmul tiles. A tile keeps R rows × 16 outputs of sums in registers (R × 2 ymm)
-// and walks the panel column by column: per column, 16 weights (two ymm, widened from f16/bf16
-// on the fly) and one broadcast x value per row feed 2R fused multiply-adds.
+// AVX2/FMA/F16C matmul tiles. A tile keeps R rows × P panels × 16 outputs of sums in registers
+// (R·P·2 ymm) and walks the panels column by column: per column, 16 weights of each panel (two
+// ymm, widened from f16/bf16 on the fly) and one broadcast x value per row feed 2·R·P fused
+// multiply-adds. Every output is one FMA chain over the columns (see matmul.h): few-row tiles read
+// several panels at once instead of splitting a sum, so the chains stay the same for any R.
 #include "matmul.h"
 #include "simd.h"
 
@@ -33,77 +35,91 @@ FLYWHEEL_AVX2 inline void load_weights(const void* panel, int k, __m256& w0, __m
   }
 }
 
-FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid, const float* bias16) {
-  a0 = _mm256_add_ps(a0, _mm256_loadu_ps(bias16));
-  a1 = _mm256_add_ps(a1, _mm256_loadu_ps(bias16 + 8));
+// Adds the bias (0 without one) and stores the `valid` real outputs of a panel's row.
+FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid, const float* bias) {
+  __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lanes);
+  const __m256i mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - 8), lanes);
+  if (bias != nullptr) {
+    // The last panel's padding outputs have no bias entry: masked loads skip them.
+    b0 = valid == kPanel ? _mm256_loadu_ps(bias) : _mm256_maskload_ps(bias, mask0);
+    b1 = valid == kPanel ? _mm256_loadu_ps(bias + 8) : _mm256_maskload_ps(bias + 8, mask1);
+  }
+  a0 = _mm256_add_ps(a0, b0);
+  a1 = _mm256_add_ps(a1, b1);
   if (valid == kPanel) {
     _mm256_storeu_ps(out, a0);
     _mm256_storeu_ps(out + 8, a1);
     return;
   }
-  // The last panel's padding outputs do not exist in `out`: masked stores skip them.
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lanes), a0);
-  _mm256_maskstore_ps(out + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - 8), lanes), a1);
+  _mm256_maskstore_ps(out, mask0, a0);
+  _mm256_maskstore_ps(out + 8, mask1, a1);
 }
 
-// R rows; U columns per step with separate sums, so few-row tiles are not bound by FMA latency.
-template <int R, int U, DType D>
-FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const void* panel, int cols, float* out, size_t out_stride,
-                        int valid, const float* bias16) {
+// R rows × P panels; `valid_last` outputs in the last of the P panels.
+template <int R, int P, DType D>
+FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int cols, float* out,
+                        size_t out_stride, int valid_last, const float* bias) {
   // Fully unrolled loops over constant bounds, so GCC keeps `acc` in registers.
-  __m256 acc[U][R][2];
+  __m256 acc[P][R][2];
 #pragma GCC unroll 8
-  for (int u = 0; u < U; u++) {
+  for (int p = 0; p < P; p++) {
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) acc[u][r][0] = acc[u][r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < R; r++) acc[p][r][0] = acc[p][r][1] = _mm256_setzero_ps();
   }
-  int k = 0;
-  for (; k + U <= cols; k += U) {
+  for (int k = 0; k < cols; k++) {
 #pragma GCC unroll 8
-    for (int u = 0; u < U; u++) {
+    for (int p = 0; p < P; p++) {
       __m256 w0, w1;
-      load_weights<D>(panel, k + u, w0, w1);
+      load_weights<D>(panel + p * panel_bytes, k, w0, w1);
 #pragma GCC unroll 8
       for (int r = 0; r < R; r++) {
-        const __m256 xv = _mm256_broadcast_ss(x + r * x_stride + k + u);
-        acc[u][r][0] = _mm256_fmadd_ps(xv, w0, acc[u][r][0]);
-        acc[u][r][1] = _mm256_fmadd_ps(xv, w1, acc[u][r][1]);
+        const __m256 xv = _mm256_broadcast_ss(x + r * x_stride + k);
+        acc[p][r][0] = _mm256_fmadd_ps(xv, w0, acc[p][r][0]);
+        acc[p][r][1] = _mm256_fmadd_ps(xv, w1, acc[p][r][1]);
       }
     }
   }
-  for (; k < cols; k++) {
-    __m256 w0, w1;
-    load_weights<D>(panel, k, w0, w1);
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) {
-      const __m256 xv = _mm256_broadcast_ss(x + r * x_stride + k);
-      acc[0][r][0] = _mm256_fmadd_ps(xv, w0, acc[0][r][0]);
-      acc[0][r][1] = _mm256_fmadd_ps(xv, w1, acc[0][r][1]);
+  for (int p = 0; p < P; p++) {
+    const int valid = p == P - 1 ? valid_last : kPanel;
+    const float* b = bias != nullptr ? bias + p * kPanel : nullptr;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) store_row(out + r * out_stride + p * kPanel, acc[p][r][0], acc[p][r][1], valid, b);
+  }
+}
+
+// Runs `panels` panels with R rows: P side by side while at least P remain, then one at a time.
+template <int R, int P, DType D>
+FLYWHEEL_AVX2 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                       float* out, size_t out_stride, int valid_last, const float* bias) {
+  int i = 0;
+  if constexpr (P > 1) {
+    for (; i + P <= panels; i += P) {
+      const int valid = i + P == panels ? valid_last : kPanel;
+      tile<R, P, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                    bias != nullptr ? bias + i * kPanel : nullptr);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-    __m256 a0 = acc[0][r][0], a1 = acc[0][r][1];
-#pragma GCC unroll 8
-    for (int u = 1; u < U; u++) {
-      a0 = _mm256_add_ps(a0, acc[u][r][0]);
-      a1 = _mm256_add_ps(a1, acc[u][r][1]);
-    }
-    store_row(out + r * out_stride, a0, a1, valid, bias16);
+  for (; i < panels; i++) {
+    const int valid = i + 1 == panels ? valid_last : kPanel;
+    tile<R, 1, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                  bias != nullptr ? bias + i * kPanel : nullptr);
   }
 }
 
 template <DType D>
-FLYWHEEL_AVX2 void direct(const float* x, size_t x_stride, int rows, const void* panel, int cols, float* out,
-                          size_t out_stride, int valid, const float* bias16) {
+FLYWHEEL_AVX2 void direct(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
+                          int cols, float* out, size_t out_stride, int valid_last, const float* bias) {
+  const uint8_t* p = static_cast<const uint8_t*>(panel);
   switch (rows) {
-    case 1: return tile<1, 4, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 2: return tile<2, 2, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 3: return tile<3, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 4: return tile<4, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 5: return tile<5, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    default: return tile<6, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
+    case 1: return run<1, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 2: return run<2, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 3: return run<3, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 4: return run<4, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    default: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
   }
 }
 

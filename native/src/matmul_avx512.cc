@@ -1,7 +1,8 @@
-// AVX-512 matmul tiles: one zmm holds a panel's 16 outputs, so a tile of R rows keeps R sums in
-// registers (up to 12 of the 32) and each panel column feeds R fused multiply-adds from one weight
-// load. Where the hardware runs 512-bit FMAs at full width (Zen 5, Intel server cores) this doubles
-// the AVX2 tiles' arithmetic rate for prefill and batched decode.
+// AVX-512 matmul tiles: one zmm holds a panel's 16 outputs, so a tile of R rows × P panels keeps
+// R·P sums in registers (up to 12 of the 32) and each panel column feeds R fused multiply-adds from
+// one weight load. Where the hardware runs 512-bit FMAs at full width (Zen 5, Intel server cores)
+// this doubles the AVX2 tiles' arithmetic rate for prefill and batched decode. Each output is the
+// same FMA chain as in the AVX2 tiles (see matmul.h), so the two levels agree bit for bit.
 #include "matmul.h"
 #include "simd.h"
 
@@ -27,57 +28,71 @@ FLYWHEEL_AVX512 inline __m512 load_weights(const void* panel, int k) {
   }
 }
 
-// R rows; U columns per step with separate sums, so few-row tiles are not bound by FMA latency.
-template <int R, int U, DType D>
-FLYWHEEL_AVX512 void tile(const float* x, size_t x_stride, const void* panel, int cols, float* out, size_t out_stride,
-                          int valid, const float* bias16) {
-  __m512 acc[U][R];
+// R rows × P panels; `valid_last` outputs in the last of the P panels.
+template <int R, int P, DType D>
+FLYWHEEL_AVX512 void tile(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int cols, float* out,
+                          size_t out_stride, int valid_last, const float* bias) {
+  __m512 acc[P][R];
 #pragma GCC unroll 16
-  for (int u = 0; u < U; u++) {
+  for (int p = 0; p < P; p++) {
 #pragma GCC unroll 16
-    for (int r = 0; r < R; r++) acc[u][r] = _mm512_setzero_ps();
+    for (int r = 0; r < R; r++) acc[p][r] = _mm512_setzero_ps();
   }
-  int k = 0;
-  for (; k + U <= cols; k += U) {
+  for (int k = 0; k < cols; k++) {
 #pragma GCC unroll 16
-    for (int u = 0; u < U; u++) {
-      const __m512 w = load_weights<D>(panel, k + u);
+    for (int p = 0; p < P; p++) {
+      const __m512 w = load_weights<D>(panel + p * panel_bytes, k);
 #pragma GCC unroll 16
-      for (int r = 0; r < R; r++) acc[u][r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * x_stride + k + u]), w, acc[u][r]);
+      for (int r = 0; r < R; r++) acc[p][r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * x_stride + k]), w, acc[p][r]);
     }
   }
-  for (; k < cols; k++) {
-    const __m512 w = load_weights<D>(panel, k);
 #pragma GCC unroll 16
-    for (int r = 0; r < R; r++) acc[0][r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * x_stride + k]), w, acc[0][r]);
+  for (int p = 0; p < P; p++) {
+    const int valid = p == P - 1 ? valid_last : kPanel;
+    const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1);
+    // The last panel's padding outputs have no bias entry: the masked load skips them.
+    const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(mask, bias + p * kPanel) : _mm512_setzero_ps();
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(out + r * out_stride + p * kPanel, mask, _mm512_add_ps(acc[p][r], b));
   }
-  const __m512 bias = _mm512_loadu_ps(bias16);
-  const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1);
-#pragma GCC unroll 16
-  for (int r = 0; r < R; r++) {
-    __m512 sum = acc[0][r];
-#pragma GCC unroll 16
-    for (int u = 1; u < U; u++) sum = _mm512_add_ps(sum, acc[u][r]);
-    _mm512_mask_storeu_ps(out + r * out_stride, mask, _mm512_add_ps(sum, bias));
+}
+
+// Runs `panels` panels with R rows: P side by side while at least P remain, then one at a time.
+template <int R, int P, DType D>
+FLYWHEEL_AVX512 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                         float* out, size_t out_stride, int valid_last, const float* bias) {
+  int i = 0;
+  if constexpr (P > 1) {
+    for (; i + P <= panels; i += P) {
+      const int valid = i + P == panels ? valid_last : kPanel;
+      tile<R, P, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                    bias != nullptr ? bias + i * kPanel : nullptr);
+    }
+  }
+  for (; i < panels; i++) {
+    const int valid = i + 1 == panels ? valid_last : kPanel;
+    tile<R, 1, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                  bias != nullptr ? bias + i * kPanel : nullptr);
   }
 }
 
 template <DType D>
-FLYWHEEL_AVX512 void direct(const float* x, size_t x_stride, int rows, const void* panel, int cols, float* out,
-                            size_t out_stride, int valid, const float* bias16) {
+FLYWHEEL_AVX512 void direct(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
+                            int cols, float* out, size_t out_stride, int valid_last, const float* bias) {
+  const uint8_t* p = static_cast<const uint8_t*>(panel);
   switch (rows) {
-    case 1: return tile<1, 4, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 2: return tile<2, 2, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 3: return tile<3, 2, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 4: return tile<4, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 5: return tile<5, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 6: return tile<6, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 7: return tile<7, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 8: return tile<8, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 9: return tile<9, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 10: return tile<10, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    case 11: return tile<11, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
-    default: return tile<12, 1, D>(x, x_stride, panel, cols, out, out_stride, valid, bias16);
+    case 1: return run<1, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 2: return run<2, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 3: return run<3, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 4: return run<4, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 6: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 7: return run<7, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 8: return run<8, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 9: return run<9, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 10: return run<10, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 11: return run<11, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    default: return run<12, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
   }
 }
 

@@ -1,5 +1,6 @@
 // Portable matmul tiles: plain loops the compiler vectorizes for the baseline instruction set.
-// 16-bit panels are always widened to f32 first (one conversion per weight and row block).
+// 16-bit panels are always widened to f32 first (one conversion per weight and row block). Each
+// output is one chain of multiply-adds over the columns whatever the row count (see matmul.h).
 #include <cstdint>
 #include <cstring>
 
@@ -12,19 +13,22 @@ namespace {
 
 constexpr int kRows = 4;
 
-void tile_f32(const float* x, size_t x_stride, int rows, const void* panel, int cols, float* out, size_t out_stride,
-              int valid, const float* bias16) {
-  const float* w = static_cast<const float*>(panel);
-  float acc[kRows][kPanel] = {};
-  for (int k = 0; k < cols; k++) {
-    const float* wk = w + static_cast<size_t>(k) * kPanel;
-    for (int r = 0; r < rows; r++) {
-      const float xv = x[r * x_stride + k];
-      for (int j = 0; j < kPanel; j++) acc[r][j] += xv * wk[j];
+void tile_f32(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels, int cols,
+              float* out, size_t out_stride, int valid_last, const float* bias) {
+  for (int i = 0; i < panels; i++) {
+    const float* w = reinterpret_cast<const float*>(static_cast<const uint8_t*>(panel) + i * panel_bytes);
+    const int valid = i + 1 == panels ? valid_last : kPanel;
+    float acc[kRows][kPanel] = {};
+    for (int k = 0; k < cols; k++) {
+      const float* wk = w + static_cast<size_t>(k) * kPanel;
+      for (int r = 0; r < rows; r++) {
+        const float xv = x[r * x_stride + k];
+        for (int j = 0; j < kPanel; j++) acc[r][j] += xv * wk[j];
+      }
     }
-  }
-  for (int r = 0; r < rows; r++) {
-    for (int j = 0; j < valid; j++) out[r * out_stride + j] = acc[r][j] + bias16[j];
+    for (int r = 0; r < rows; r++) {
+      for (int j = 0; j < valid; j++) out[r * out_stride + i * kPanel + j] = acc[r][j] + (bias != nullptr ? bias[i * kPanel + j] : 0.0f);
+    }
   }
 }
 

@@ -114,16 +114,22 @@ FLYWHEEL_AVX2 void scale_mul(float* out, const float* x, float s, const float* w
   for (; i < n; i++) out[i] = (x[i] * s) * w[i];
 }
 
+FLYWHEEL_AVX2 inline __m256 silu_mul8(__m256 g, __m256 u) {
+  const __m256 e = exp8(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)));
+  return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
+}
+
+// The tail runs through the same vector code (zero-padded), so an element's result does not depend
+// on where a chunk boundary or the end of the buffer falls.
 FLYWHEEL_AVX2 void silu_mul(float* out, const float* gate, const float* up, size_t n) {
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 g = _mm256_loadu_ps(gate + i);
-    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_xor_ps(g, sign))));
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, silu_mul8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    alignas(32) float g[8] = {}, u[8] = {};
+    for (size_t j = 0; i + j < n; j++) g[j] = gate[i + j], u[j] = up[i + j];
+    _mm256_store_ps(g, silu_mul8(_mm256_load_ps(g), _mm256_load_ps(u)));
+    for (size_t j = 0; i + j < n; j++) out[i + j] = g[j];
   }
-  for (; i < n; i++) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
 FLYWHEEL_AVX2 void add(float* x, const float* y, size_t n) {

@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import { encodeFloats } from "../engine/checkpoint/dtype.js";
 import { SeededRandom } from "../engine/fixtures/random.js";
 import type { Kernels } from "../engine/kernels/types.js";
+import { describeBatchInvariance } from "./batch-invariance.js";
 
 /**
  * A kernel backend's conformance suite: every kernel against a naive double-precision
- * formulation, on shapes that hit blocked loops and their remainders. Any backend (the TS
- * reference, the native addon) runs it with `describeKernelConformance(name, () => kernels)`.
+ * formulation, on shapes that hit blocked loops and their remainders, and batch invariance
+ * (`describeBatchInvariance`). Any backend (the TS reference, the native addon) runs it with
+ * `describeKernelConformance(name, () => kernels)`.
  */
 export function describeKernelConformance(name: string, makeKernels: () => Kernels, tolerance = 1e-5): void {
   const random = new SeededRandom(42);
@@ -153,4 +155,5 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
       close(x, [...up].map((u, i) => u + gate[i]!));
     });
   });
+  describeBatchInvariance(name, makeKernels);
 }

@@ -4,8 +4,8 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import type { Architecture } from "../engine/checkpoint/model-config.js";
 import { makeTinyModel, type TinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
-import { TsKernels } from "../engine/kernels/ts/index.js";
 import { type LoadedModel, loadModel } from "../engine/model/load.js";
+import { type KernelBackend, kernelsForTests } from "./kernel-backends.js";
 
 export type TinyModelVariant = Omit<TinyModelOptions, "architecture">;
 
@@ -42,12 +42,12 @@ export function tinyModel(architecture: Architecture, variant: TinyModelVariant 
   return model;
 }
 
-/** The fixture model loaded on the TypeScript reference kernels (cached like `tinyModel`). */
-export function loadTinyModel(architecture: Architecture, variant: TinyModelVariant = {}): LoadedModel {
-  const key = JSON.stringify({ architecture, ...variant });
+/** The fixture model loaded on a kernel backend, by default the TypeScript reference (cached like `tinyModel`). */
+export function loadTinyModel(architecture: Architecture, variant: TinyModelVariant = {}, backend: KernelBackend = "ts"): LoadedModel {
+  const key = JSON.stringify({ architecture, ...variant, backend });
   let model = loaded.get(key);
   if (!model) {
-    model = loadModel(tinyModel(architecture, variant).dir, { kernels: new TsKernels() });
+    model = loadModel(tinyModel(architecture, variant).dir, { kernels: kernelsForTests(backend) });
     loaded.set(key, model);
   }
   return model;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { choiceIds, choiceText, finishOf, greedyReference, runCore, startedOf, type RequestResult } from "../../testing/engine.js";
+import { choiceIds, choiceText, choiceTokens, finishOf, greedyReference, runCore, startedOf, type RequestResult } from "../../testing/engine.js";
+import { type KernelBackend, testKernelBackends } from "../../testing/kernel-backends.js";
 import { loadTinyModel } from "../../testing/models.js";
+import type { SampledToken } from "../api.js";
 import type { Architecture } from "../checkpoint/model-config.js";
 import type { LoadedModel } from "../model/load.js";
 import { defaultSamplingParams, type SamplingParams } from "../sampling/params.js";
@@ -32,18 +34,25 @@ async function runAlone(model: LoadedModel, wire: WireGenerateRequest, options: 
   return (await runCore(core)).get(wire.requestId)!;
 }
 
-describe.each<Architecture>(["qwen2", "llama"])("EngineCore on %s", (architecture) => {
-  const model = loadTinyModel(architecture);
+const architectureBackends = (["qwen2", "llama"] as Architecture[]).flatMap((architecture) => testKernelBackends().map((backend): [Architecture, KernelBackend] => [architecture, backend]));
 
-  it("decodes greedily exactly like the bare transformer, alone and in a batch, whatever the chunking", async () => {
+describe.each(architectureBackends)("EngineCore on %s, %s kernels", (architecture, backend) => {
+  const model = loadTinyModel(architecture, {}, backend);
+
+  it("decodes greedily exactly like the bare transformer, alone and in a batch, whatever the chunking, with bit-identical logprobs", async () => {
     const all = prompts(model);
     const expected = all.map((prompt) => greedyReference(model.transformer, prompt, 12));
-    for (const [i, prompt] of all.entries()) expect(choiceIds((await runAlone(model, request("a", prompt, greedy(12)))).events)).toEqual(expected[i]);
+    const alone: SampledToken[][] = [];
+    for (const [i, prompt] of all.entries()) {
+      alone.push(choiceTokens((await runAlone(model, request("a", prompt, { ...greedy(12), logprobs: 2 }))).events));
+      expect(alone[i]!.map((token) => token.tokenId)).toEqual(expected[i]);
+    }
     for (const maxTokensPerStep of [7, 16, 512]) {
       const core = await makeCore(model, { maxTokensPerStep, maxRunningSequences: 6 });
-      all.forEach((prompt, i) => core.submit(request(`r${i}`, prompt, greedy(12))));
+      all.forEach((prompt, i) => core.submit(request(`r${i}`, prompt, { ...greedy(12), logprobs: 2 })));
       const results = await runCore(core);
-      all.forEach((_, i) => expect(choiceIds(results.get(`r${i}`)!.events), `prompt ${i}, ${maxTokensPerStep} tokens per step`).toEqual(expected[i]));
+      // Same tokens, and the same logprobs to the last bit: every kernel computes rows independently of the batch.
+      all.forEach((_, i) => expect(choiceTokens(results.get(`r${i}`)!.events), `prompt ${i}, ${maxTokensPerStep} tokens per step`).toEqual(alone[i]));
     }
   });
 });

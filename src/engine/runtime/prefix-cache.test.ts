@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { choiceIds, greedyReference, RankOneAdapter, runCore, startedOf } from "../../testing/engine.js";
+import { choiceIds, choiceTokens, greedyReference, RankOneAdapter, runCore, startedOf } from "../../testing/engine.js";
+import { testKernelBackends } from "../../testing/kernel-backends.js";
 import { loadTinyModel } from "../../testing/models.js";
 import { SeededRandom } from "../fixtures/random.js";
 import { KvCache } from "../model/kv-cache.js";
@@ -70,8 +71,8 @@ describe("PrefixCache", () => {
   });
 });
 
-describe("prefix reuse in the engine", () => {
-  const model = loadTinyModel("qwen2");
+describe.each(testKernelBackends())("prefix reuse in the engine, %s kernels", (backend) => {
+  const model = loadTinyModel("qwen2", {}, backend);
   const prompt = model.tokenizer.encode("You are a helpful assistant. Answer briefly: what is the capital of France?");
   const greedy = { temperature: 0, maxTokens: 6, ignoreEos: true };
   const random = new SeededRandom(3);
@@ -86,18 +87,25 @@ describe("prefix reuse in the engine", () => {
     engine.submit({ ...wire, params: defaultSamplingParams({ ...greedy, ...wire.params }) });
     const { events, error } = (await runCore(engine)).get(wire.requestId)!;
     expect(error).toBeUndefined();
-    return { cached: startedOf(events)!.cachedTokens, ids: choiceIds(events) };
+    return { cached: startedOf(events)!.cachedTokens, ids: choiceIds(events), tokens: choiceTokens(events) };
   }
 
-  it("reports reused prompt tokens as cached and produces the same tokens", async () => {
+  it("reports reused prompt tokens as cached and produces the same tokens with bit-identical logprobs", async () => {
     const engine = await core();
     const expected = greedyReference(model.transformer, prompt, 6);
-    expect(await run(engine, { requestId: "first", promptTokenIds: prompt })).toEqual({ cached: 0, ids: expected });
+    const first = await run(engine, { requestId: "first", promptTokenIds: prompt, params: { logprobs: 3 } });
+    expect(first).toMatchObject({ cached: 0, ids: expected });
     // The whole prompt is cached; its last token runs again for the logits.
-    expect(await run(engine, { requestId: "again", promptTokenIds: prompt })).toEqual({ cached: prompt.length - 1, ids: expected });
+    const again = await run(engine, { requestId: "again", promptTokenIds: prompt, params: { logprobs: 3 } });
+    expect(again).toMatchObject({ cached: prompt.length - 1, ids: expected });
+    expect(again.tokens).toEqual(first.tokens);
     // A follow-up turn reuses the prompt and the reply so far (all but the reply's last token, which never ran).
     const followUp = [...prompt, ...expected, ...model.tokenizer.encode(" And of Spain?")];
-    expect(await run(engine, { requestId: "turn-2", promptTokenIds: followUp })).toEqual({ cached: prompt.length + 5, ids: greedyReference(model.transformer, followUp, 6) });
+    const reused = await run(engine, { requestId: "turn-2", promptTokenIds: followUp, params: { logprobs: 3 } });
+    expect(reused).toMatchObject({ cached: prompt.length + 5, ids: greedyReference(model.transformer, followUp, 6) });
+    const fresh = await run(await core({ prefixCacheBytes: 0 }), { requestId: "turn-2-fresh", promptTokenIds: followUp, params: { logprobs: 3 } });
+    expect(fresh.cached).toBe(0);
+    expect(reused.tokens).toEqual(fresh.tokens);
     expect(engine.stats().prefixCacheEntries).toBeGreaterThan(0);
   });
 
@@ -111,8 +119,8 @@ describe("prefix reuse in the engine", () => {
     const ref = { id: "checkpoint-1", dir: "/unused" };
     const withAdapter = greedyReference(model.transformer, prompt, 6, adapter);
     expect(withAdapter).not.toEqual(greedyReference(model.transformer, prompt, 6));
-    expect(await run(engine, { requestId: "adapted", promptTokenIds: prompt, adapter: ref })).toEqual({ cached: 0, ids: withAdapter });
-    expect(await run(engine, { requestId: "adapted-2", promptTokenIds: prompt, adapter: ref })).toEqual({ cached: prompt.length - 1, ids: withAdapter });
+    expect(await run(engine, { requestId: "adapted", promptTokenIds: prompt, adapter: ref })).toMatchObject({ cached: 0, ids: withAdapter });
+    expect(await run(engine, { requestId: "adapted-2", promptTokenIds: prompt, adapter: ref })).toMatchObject({ cached: prompt.length - 1, ids: withAdapter });
     expect((await run(engine, { requestId: "plain-2", promptTokenIds: prompt })).ids).toEqual(greedyReference(model.transformer, prompt, 6));
   });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { choiceIds, collectUpdates, finishOf, greedyReference, runCore, startedOf, type RequestResult } from "../../testing/engine.js";
+import { choiceIds, choiceTokens, collectUpdates, finishOf, greedyReference, runCore, startedOf, type RequestResult } from "../../testing/engine.js";
+import { testKernelBackends } from "../../testing/kernel-backends.js";
 import { loadTinyModel } from "../../testing/models.js";
+import type { LoadedModel } from "../model/load.js";
 import { defaultSamplingParams, type SamplingParams } from "../sampling/params.js";
 import { EngineCore } from "./engine-core.js";
 import type { WireGenerateRequest } from "./intake.js";
@@ -12,8 +14,8 @@ const text = model.tokenizer.encode("Once upon a time, in a land far away, there
 const prompt = (length: number, offset = 0) => Array.from({ length }, (_, i) => text[(i + offset) % text.length]!);
 const greedy = (maxTokens: number): Partial<SamplingParams> => ({ temperature: 0, maxTokens, ignoreEos: true });
 
-async function makeCore(options: Partial<SchedulerOptions>): Promise<EngineCore> {
-  return new EngineCore({ model, scheduler: resolveSchedulerOptions(options), constraints: await noConstraintBackend(model) });
+async function makeCore(options: Partial<SchedulerOptions>, on: LoadedModel = model): Promise<EngineCore> {
+  return new EngineCore({ model: on, scheduler: resolveSchedulerOptions(options), constraints: await noConstraintBackend(on) });
 }
 
 function request(requestId: string, promptTokenIds: number[], params: Partial<SamplingParams>, extra: Partial<WireGenerateRequest> = {}): WireGenerateRequest {
@@ -82,23 +84,27 @@ describe("admission limits", () => {
     expect(steps).toBe(Math.ceil(30 / 7));
     expect(startedOf(results.get("long")!.events)!.cachedTokens).toBe(0);
   });
+});
 
-  it("preempts the latest request when KV runs out, and it resumes with the same output", async () => {
+describe.each(testKernelBackends())("preemption, %s kernels", (backend) => {
+  const model = loadTinyModel("qwen2", {}, backend);
+
+  it("preempts the latest request when KV runs out, and it resumes with the same output and logprobs", async () => {
     const prompts = [prompt(12), prompt(12, 5), prompt(12, 9)];
     const expected = prompts.map((p) => greedyReference(model.transformer, p, 16));
-    const seeded = { temperature: 0.9, seed: 4, n: 2, maxTokens: 16, ignoreEos: true };
-    const aloneCore = await makeCore({});
+    const seeded = { temperature: 0.9, seed: 4, n: 2, maxTokens: 16, ignoreEos: true, logprobs: 1 };
+    const aloneCore = await makeCore({}, model);
     aloneCore.submit(request("seeded", prompt(10, 2), seeded));
     const alone = (await runCore(aloneCore)).get("seeded")!.events;
 
     // 512 bytes per position: room for about 64 positions, far less than the four requests need together.
-    const core = await makeCore({ kvCacheBytes: 64 * 512, maxRunningSequences: 8 });
+    const core = await makeCore({ kvCacheBytes: 64 * 512, maxRunningSequences: 8 }, model);
     prompts.forEach((p, i) => core.submit(request(`r${i}`, p, greedy(16))));
     core.submit(request("seeded", prompt(10, 2), seeded));
     const results = await runCore(core);
     expect(core.stats().preemptions).toBeGreaterThan(0);
     prompts.forEach((_, i) => expect(choiceIds(results.get(`r${i}`)!.events)).toEqual(expected[i]));
-    for (const index of [0, 1]) expect(choiceIds(results.get("seeded")!.events, index)).toEqual(choiceIds(alone, index));
+    for (const index of [0, 1]) expect(choiceTokens(results.get("seeded")!.events, index)).toEqual(choiceTokens(alone, index));
     expect(core.stats()).toMatchObject({ runningRequests: 0, kvCacheBytes: 0 });
   });
 });

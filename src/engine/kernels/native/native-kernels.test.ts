@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
+import { expectSameBits } from "../../../testing/batch-invariance.js";
 import { describeKernelConformance } from "../../../testing/kernel-conformance.js";
 import { describeNative } from "../../../testing/native.js";
 import { encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
@@ -116,6 +117,36 @@ describeNative("native kernels", (addon) => {
       reference.addInPlace(sumRef, up, length);
       expect(sum).toEqual(sumRef);
     });
+  });
+
+  it("gives bit-identical results with any thread count, and the same matmul sums at both x86 vector levels", () => {
+    const random = new SeededRandom(11);
+    const [rows, inDim, outDim] = [300, 256, 300];
+    const weights = encodeFloats("BF16", random.uniform(outDim * inDim, 1));
+    const x = random.uniform(rows * inDim, 1);
+    const shape = { heads: 4, kvHeads: 2, headDim: 64 };
+    const q = random.uniform(rows * shape.heads * shape.headDim, 2);
+    const keys = random.uniform(rows * shape.kvHeads * shape.headDim, 2);
+    const values = random.uniform(rows * shape.kvHeads * shape.headDim, 1);
+    const long = random.uniform(100_003, 8);
+    const run = (kernels: Kernels) => {
+      const product = new Float32Array(rows * outDim);
+      kernels.matmul(product, x, rows, kernels.createMatrix(outDim, inDim, "BF16", weights));
+      const attended = new Float32Array(q.length);
+      kernels.attention(attended, q, rows, keys, values, 0, shape);
+      const normed = new Float32Array(x.length);
+      kernels.rmsNorm(normed, x, long.subarray(0, inDim), rows, 1e-6);
+      const silu = new Float32Array(long.length);
+      kernels.siluMul(silu, long, long, long.length);
+      return { product, attended, normed, silu };
+    };
+    for (const simd of levels) {
+      const [one, ...more] = [1, 2, 3].map((threads) => run(new NativeKernels(addon, { threads, simd })));
+      for (const other of more) for (const key of Object.keys(one!) as (keyof typeof one)[]) expectSameBits(other[key], one![key], `${simd} ${key}`);
+    }
+    const vectorLevels = levels.filter((level) => level !== "scalar");
+    const products = vectorLevels.map((simd) => run(new NativeKernels(addon, { threads: 2, simd })).product);
+    for (const product of products.slice(1)) expectSameBits(product, products[0]!, "matmul, AVX-512 against AVX2");
   });
 
   it("runs in worker threads, each with its own pool, and survives their termination", async () => {
