@@ -1,6 +1,7 @@
 /**
  * Time to compute a structured-output token mask per decode step, for a vocabulary of real size
  * (150,000 tokens, logits padded to 151,936 as in Qwen2). Run: npx tsx bench/structured-mask.ts
+ * (BENCH_STEPS decode steps per constraint, default 400).
  */
 import { StructuredOutputs } from "../src/engine/structured/structured-outputs.js";
 import type { StructuredConstraint } from "../src/engine/structured/types.js";
@@ -8,7 +9,7 @@ import { biasTowards, seededRandom } from "../src/testing/constrained-walk.js";
 import { syntheticTokenizer } from "../src/testing/synthetic-vocabulary.js";
 
 const WIDTH = 151_936;
-const STEPS = 400;
+const STEPS = Number(process.env.BENCH_STEPS ?? 400);
 
 const constraints: [string, StructuredConstraint][] = [
   ["json_object", { kind: "json_object" }],

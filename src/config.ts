@@ -1,5 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseUpstreams, type UpstreamConfig, UpstreamConfigError } from "./config-upstreams.js";
 
 /** Everything the service reads from flags and the environment, parsed once and validated. */
 export interface Config {
@@ -19,6 +20,10 @@ export interface Config {
   logLevel: string;
   engine: EngineConfig;
   jobs: JobSettings;
+  /** `FLYWHEEL_UPSTREAMS`: base models whose inference an upstream OpenAI-compatible server does. */
+  upstreams: UpstreamConfig[];
+  /** `FLYWHEEL_ALLOW_RUNTIME_LORA`: vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter are on. */
+  allowRuntimeLora: boolean;
 }
 
 /** How training jobs are run (DESIGN.md "Jobs"). */
@@ -103,6 +108,16 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     throw new ConfigError("FLYWHEEL_MAX_BATCHED_TOKENS must be at least FLYWHEEL_MAX_NUM_SEQS (every running sequence takes a token per step)");
   }
 
+  let upstreams: UpstreamConfig[];
+  try {
+    upstreams = parseUpstreams(env.FLYWHEEL_UPSTREAMS);
+  } catch (error) {
+    if (error instanceof UpstreamConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const runtimeLora = (env.FLYWHEEL_ALLOW_RUNTIME_LORA ?? "0").trim();
+  if (runtimeLora !== "0" && runtimeLora !== "1") throw new ConfigError(`FLYWHEEL_ALLOW_RUNTIME_LORA must be 0 or 1, got '${runtimeLora}'`);
+
   return {
     port,
     host,
@@ -115,6 +130,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     logLevel: env.FLYWHEEL_LOG_LEVEL ?? "info",
     engine,
     jobs: loadJobSettings(flags, env),
+    upstreams,
+    allowRuntimeLora: runtimeLora === "1",
   };
 }
 

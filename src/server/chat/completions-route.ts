@@ -3,17 +3,20 @@ import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
 import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
-import { prepareCompletion } from "./prepare.js";
+import type { ChatRouting } from "./index.js";
+import { type PrepareContext, prepareCompletion } from "./prepare.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
+import { forwardCompletion } from "./upstream/forward.js";
 
 /**
  * POST /v1/chat/completions (and the trailing-slash form, which the app's router accepts): the
  * whole request is validated and prepared before anything is sent; a streamed response even waits
  * for the engine to start, so an engine that refuses the request still yields a real HTTP error.
- * A client that disconnects aborts its generation.
+ * A client that disconnects aborts its generation. Models with an upstream (FLYWHEEL_UPSTREAMS)
+ * are forwarded there once the schema accepted the request.
  */
-export async function chatCompletionsRoute(app: FastifyInstance): Promise<void> {
+export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting): void {
   const { store, blobs, catalog, config } = app.services;
   defineRoute(
     app,
@@ -28,13 +31,19 @@ export async function chatCompletionsRoute(app: FastifyInstance): Promise<void> 
     },
     async ({ body }, request, reply) => {
       const headerRequestId = request.headers["x-request-id"];
-      const context = {
+      const context: PrepareContext = {
         entity: principalOf(request).entity,
         headerRequestId: typeof headerRequestId === "string" ? headerRequestId : undefined,
         engines: app.services.engines,
         resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
+        runtimeAdapters: routing.runtimeAdapters,
       };
       const abort = abortOnDisconnect(reply);
+      const upstream = await routing.upstreams.target(body.model, context);
+      if (upstream) {
+        const options = { signal: abort.signal, requestId: context.headerRequestId, adapters: routing.upstreams.adapters, log: request.log };
+        return forwardCompletion(reply, upstream, request.body as Record<string, unknown>, options);
+      }
       if (!body.stream) return completeChat(body, context, abort.signal);
       const prepared = await prepareCompletion(body, context);
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));

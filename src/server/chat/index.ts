@@ -1,9 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import { chatCompletionsRoute } from "./completions-route.js";
+import { loraRoutes } from "./lora-routes.js";
 import { modelListRoute } from "./models-route.js";
+import { RuntimeAdapters } from "./runtime-adapters.js";
+import { UpstreamRouter } from "./upstream/upstream-router.js";
+
+/** What decides where a chat request runs, beyond the served base models and the trained-model registry. */
+export interface ChatRouting {
+  /** Adapters loaded through /v1/load_lora_adapter. */
+  runtimeAdapters: RuntimeAdapters;
+  /** Base models whose inference an upstream server does (FLYWHEEL_UPSTREAMS). */
+  upstreams: UpstreamRouter;
+}
 
 /** The OpenAI-compatible surface under /v1. */
 export async function chatRoutes(app: FastifyInstance): Promise<void> {
-  await app.register(modelListRoute);
-  await app.register(chatCompletionsRoute);
+  const routing: ChatRouting = { runtimeAdapters: new RuntimeAdapters(), upstreams: new UpstreamRouter(app.services.config.upstreams) };
+  modelListRoute(app, routing);
+  chatCompletionsRoute(app, routing);
+  loraRoutes(app, routing.runtimeAdapters);
 }

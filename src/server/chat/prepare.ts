@@ -13,6 +13,7 @@ import { classifyModelName, type ModelResolverDeps, type ResolvedModel, resolveM
 import { resolvePromptBudget } from "./prompt-budget.js";
 import { reasoningStartOf } from "./reasoning-parser.js";
 import { checkRequestRules } from "./request-rules.js";
+import type { RuntimeAdapters } from "./runtime-adapters.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 import { buildSamplingParams } from "./sampling.js";
 import { type ChatTemplateRenderer, renderPrompt, responseRole } from "./template.js";
@@ -32,6 +33,8 @@ export interface PrepareContext {
   headerRequestId: string | undefined;
   engines: ChatEngines | undefined;
   resolver: ModelResolverDeps;
+  /** Adapters loaded through /v1/load_lora_adapter, served under their names. */
+  runtimeAdapters?: RuntimeAdapters;
 }
 
 export interface PreparedCompletion {
@@ -47,11 +50,15 @@ export function tokenDefaults(req: ChatCompletionRequest, trained: boolean): { l
 }
 
 export async function prepareCompletion(req: ChatCompletionRequest, ctx: PrepareContext): Promise<PreparedCompletion> {
+  const runtime = ctx.runtimeAdapters?.get(ctx.entity, req.model);
   const modelRequest = classifyModelName(req.model, ctx.resolver.catalog);
-  const trained = modelRequest.parsed !== undefined && modelRequest.parsed.kind !== "base";
+  const trained = !runtime && modelRequest.parsed !== undefined && modelRequest.parsed.kind !== "base";
   checkRequestRules(req, { logprobs: tokenDefaults(req, trained).logprobs });
 
-  const model = await resolveModel(modelRequest, ctx.entity, ctx.resolver);
+  // An adapter loaded by name keeps vLLM's defaults (no logprobs unless asked), like a base model.
+  const model: ResolvedModel = runtime
+    ? { baseModelId: runtime.baseModelId, responseModel: runtime.name, trained: false, adapter: { id: runtime.id, dir: runtime.dir } }
+    : await resolveModel(modelRequest, ctx.entity, ctx.resolver);
   const engines = ctx.engines;
   if (!engines) throw new ApiError(503, "No inference engine is available on this server.", { type: "ServiceUnavailableError" });
   const engine = await loadEngine(engines, model.baseModelId);

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ExampleServer, startExampleServer } from "../src/testing/examples.js";
+import { additionScenarios, reward } from "./rl.js";
+
+describe("examples/rl.ts", () => {
+  let server: ExampleServer;
+  beforeAll(async () => {
+    server = await startExampleServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /**
+   * Three RL steps of 12 groups on the random fixture model. The reward's partial credit for any
+   * number gives even a model that cannot add a signal, but over three steps on a random model the
+   * rise is noisy (in 8 trials the final step's mean reward was 0.026–0.347 from 0.032 at step 0,
+   * once below it), so this checks that a later step beat step 0; art-rl-loop.test.ts shows a
+   * steady rise with more rollouts.
+   */
+  it("trains step after step and the mean reward rises", async () => {
+    const { code, stdout, stderr } = await server.runExample("rl.ts", { RL_STEPS: "3", RL_GROUPS: "12" });
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^Registered \S+\/rl-example\/adder-\S+ on fixture\/tiny-qwen2/m);
+    const jobs = [...stdout.matchAll(/training job: (\d+) gradient steps → checkpoint step (\d+)/g)];
+    expect(jobs.map((job) => Number(job[2]))).toEqual([1, 2, 3]);
+    for (const job of jobs) expect(Number(job[1])).toBeGreaterThan(0);
+    const rewards = /Mean reward per step: (.*)$/m.exec(stdout)![1]!.split(" → ").map(Number);
+    expect(rewards).toHaveLength(4);
+    expect(Math.max(...rewards.slice(1))).toBeGreaterThan(rewards[0]! + 0.005);
+    expect(stdout).toMatch(/Chat with the trained model as "wandb-artifact:\/\/\/\S+:step3"/);
+  });
+});
+
+describe("the RL example's reward", () => {
+  const [scenario] = additionScenarios(1);
+  it("is 1 for the right sum, partial for a close number, 0 without one", () => {
+    expect(scenario).toEqual({ question: "What is 11 + 3?", answer: 14 });
+    expect(reward(scenario!, "14")).toBe(1);
+    expect(reward(scenario!, "The answer is 14.")).toBe(1);
+    expect(reward(scenario!, "11 + 3 = 14")).toBe(0.1 + 0.4 * (1 - 3 / 14));
+    expect(reward(scenario!, "1000")).toBe(0.1);
+    expect(reward(scenario!, "seven")).toBe(0);
+    expect(reward(scenario!, null)).toBe(0);
+  });
+});
