@@ -4,6 +4,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "./migrations/index.js";
+import { withStatementCache } from "./sqlite-statements.js";
 import type { Database } from "./schema.js";
 
 export type DialectName = "sqlite" | "postgres";
@@ -50,7 +51,7 @@ function openSqlite(dataDir: string): Store {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 10000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
 }
 
