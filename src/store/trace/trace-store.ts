@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Store } from "../db.js";
 import type { CallHeader, CallHeaderLookup } from "./call-lookup.js";
 import { type CallStatsRequest, type CallStatsResult, callStats } from "./calls/stats.js";
@@ -5,13 +6,15 @@ import { countCalls, MAX_FILTER_LENGTH, queryCallRows, totalStorageOfMatchedTrac
 import { type CallField, selectedFields, toCallSchema } from "./calls/records.js";
 import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
-import { deleteCalls, updateDisplayName, writeCalls } from "./calls/write.js";
+import { GroupCommit } from "./calls/group-commit.js";
+import { leafCandidates } from "./calls/leaf-query.js";
+import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
 import { PlannerStatistics } from "./planner-statistics.js";
 import type { Operation } from "./query/ast.js";
 import { QueryError, TooLargeError } from "./query/errors.js";
-import { traceSql, type TraceSql } from "./sql-dialect.js";
+import { type Sql, traceSql, type TraceSql } from "./sql-dialect.js";
 import { type TraceDb, traceDb } from "./call-tables.js";
 import { queryThreads, type ThreadSchema, type ThreadsQuery } from "./threads.js";
 
@@ -52,21 +55,33 @@ export interface TraceCallStore extends CallHeaderLookup {
   purgeCosts(projectId: string, ids: string[]): Promise<void>;
 }
 
+export interface TraceCallStoreOptions {
+  /** Narrow selective JSON filters through the leaf index (default true; tests compare with false). */
+  useLeafIndex?: boolean;
+}
+
 const MAX_TRACES_PER_BATCH = 1000;
 
 export class SqlTraceCallStore implements TraceCallStore {
   private readonly db: TraceDb;
   private readonly sql: TraceSql;
   private readonly statistics: PlannerStatistics;
+  private readonly commits: GroupCommit;
+  private readonly options: TraceCallStoreOptions;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    options: TraceCallStoreOptions = {},
+  ) {
     this.db = traceDb(store.db);
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
+    this.commits = new GroupCommit((groups) => runWriteStatements(this.db, groups));
+    this.options = { useLeafIndex: true, ...options };
   }
 
   async writeCalls(writes: CallWrite[]): Promise<void> {
-    await writeCalls(this.db, this.store.dialect, writes);
+    await this.commits.write(callWriteStatements(this.store.dialect, writes));
     await this.statistics.afterWrite(writes.length);
   }
 
@@ -81,7 +96,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
     await this.statistics.beforeRead();
-    for await (const rows of queryCallRows(this.db, this.sql, q, fields)) {
+    for await (const rows of queryCallRows(this.db, this.sql, q, fields, await this.narrowing(q))) {
       const calls = rows.map((row) => toCallSchema(row, fields));
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
@@ -103,11 +118,22 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
     await this.statistics.beforeRead();
-    return countCalls(this.db, this.sql, q, limit);
+    return countCalls(this.db, this.sql, q, limit, await this.narrowing(q));
   }
 
-  totalStorageSize(q: CallsQuery): Promise<number> {
-    return totalStorageOfMatchedTraces(this.db, this.sql, q);
+  async totalStorageSize(q: CallsQuery): Promise<number> {
+    return totalStorageOfMatchedTraces(this.db, this.sql, q, await this.narrowing(q));
+  }
+
+  /**
+   * A condition on the call ids when the leaf index finds few candidates for a selective JSON
+   * filter; none otherwise (the query then reads the calls in its index order).
+   */
+  private async narrowing(q: CallsQuery): Promise<Sql[]> {
+    if (!this.options.useLeafIndex || !q.query) return [];
+    const ids = await leafCandidates(this.db, this.store.dialect, q.projectId, q.query);
+    if (ids === undefined) return [];
+    return [ids.length === 0 ? this.sql.falseValue : sql`c.id IN (${sql.join(ids)})`];
   }
 
   /**

@@ -154,8 +154,8 @@ export async function* queryCallRows(
 }
 
 /** Matching calls, counted up to `limit + 1` so `has_more` is exact (`spec/trace.md` §4.1 query_stats). */
-export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined): Promise<{ count: number; hasMore: boolean }> {
-  const where = sql.join(callConditions(dialect, q), sql` AND `);
+export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined, extraConditions: Sql[] = []): Promise<{ count: number; hasMore: boolean }> {
+  const where = sql.join([...callConditions(dialect, q), ...extraConditions], sql` AND `);
   const statement: RawBuilder<{ n: number | string }> =
     limit === undefined
       ? sql`SELECT COUNT(*) AS n FROM trace_calls c WHERE ${where}`
@@ -165,8 +165,8 @@ export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, 
 }
 
 /** Total stored bytes of the traces whose root calls match. */
-export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery): Promise<number> {
-  const where = sql.join(callConditions(dialect, q), sql` AND `);
+export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery, extraConditions: Sql[] = []): Promise<number> {
+  const where = sql.join([...callConditions(dialect, q), ...extraConditions], sql` AND `);
   const size = sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`), sql` + `);
   const statement: RawBuilder<{ total: number | string | null }> = sql`SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM trace_calls c WHERE ${where} AND c.parent_id IS NULL)`;
   return Number((await statement.execute(db)).rows[0]?.total ?? 0);
