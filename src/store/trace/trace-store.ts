@@ -1,4 +1,3 @@
-import { sql } from "kysely";
 import type { Store } from "../db.js";
 import type { CallHeader, CallHeaderLookup } from "./call-lookup.js";
 import { type CallStatsRequest, type CallStatsResult, callStats } from "./calls/stats.js";
@@ -7,14 +6,14 @@ import { type CallField, selectedFields, toCallSchema } from "./calls/records.js
 import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
 import { GroupCommit } from "./calls/group-commit.js";
-import { leafCandidates } from "./calls/leaf-query.js";
+import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
 import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
 import { PlannerStatistics } from "./planner-statistics.js";
 import type { Operation } from "./query/ast.js";
 import { QueryError, TooLargeError } from "./query/errors.js";
-import { type Sql, traceSql, type TraceSql } from "./sql-dialect.js";
+import { traceSql, type TraceSql } from "./sql-dialect.js";
 import { type TraceDb, traceDb } from "./call-tables.js";
 import { queryThreads, type ThreadSchema, type ThreadsQuery } from "./threads.js";
 
@@ -96,7 +95,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
     await this.statistics.beforeRead();
-    for await (const rows of queryCallRows(this.db, this.sql, q, fields, await this.narrowing(q))) {
+    for await (const rows of queryCallRows(this.db, this.sql, q, fields, { candidates: await this.candidates(q) })) {
       const calls = rows.map((row) => toCallSchema(row, fields));
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
@@ -118,22 +117,20 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
     await this.statistics.beforeRead();
-    return countCalls(this.db, this.sql, q, limit, await this.narrowing(q));
+    return countCalls(this.db, this.sql, q, limit, await this.candidates(q, limit));
   }
 
   async totalStorageSize(q: CallsQuery): Promise<number> {
-    return totalStorageOfMatchedTraces(this.db, this.sql, q, await this.narrowing(q));
+    return totalStorageOfMatchedTraces(this.db, this.sql, q, await this.candidates(q, undefined));
   }
 
   /**
-   * A condition on the call ids when the leaf index finds few candidates for a selective JSON
-   * filter; none otherwise (the query then reads the calls in its index order).
+   * The only calls a query can match, when the leaf index finds few for a selective JSON filter;
+   * undefined otherwise (the query then reads the calls in its index order).
    */
-  private async narrowing(q: CallsQuery): Promise<Sql[]> {
-    if (!this.options.useLeafIndex || !q.query) return [];
-    const ids = await leafCandidates(this.db, this.store.dialect, q.projectId, q.query);
-    if (ids === undefined) return [];
-    return [ids.length === 0 ? this.sql.falseValue : sql`c.id IN (${sql.join(ids)})`];
+  private async candidates(q: CallsQuery, limit = q.limit): Promise<string[] | undefined> {
+    if (!this.options.useLeafIndex || !q.query) return undefined;
+    return leafCandidates(this.db, this.store.dialect, q.projectId, q.query, candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0)));
   }
 
   /**

@@ -5,7 +5,7 @@ import { openTestStore, type TestStore, testDialects } from "../../../testing/st
 import type { Operation } from "../query/ast.js";
 import { traceDb } from "../call-tables.js";
 import { SqlTraceCallStore } from "../trace-store.js";
-import { leafCandidates, MAX_CANDIDATES } from "./leaf-query.js";
+import { leafCandidates, MAX_CANDIDATES_FOR_PAGE } from "./leaf-query.js";
 import { leafKeys, literalKeys, MAX_KEYS_PER_COLUMN, MAX_TEXT_LENGTH, overflowKey } from "./leaf-keys.js";
 import type { CallEnd, CallStart, CallWrite } from "./types.js";
 
@@ -139,11 +139,15 @@ describe.each(testDialects)("leaf index on %s", (dialect) => {
     const query: Operation = { $eq: [{ $getField: "inputs.model" }, { $literal: "replaced" }] };
     expect(await leafCandidates(traceDb(store.db), dialect, P, query)).toEqual(["c001"]);
     expect(await ids(indexed, query)).toEqual(["c001"]);
-    const common = Array.from({ length: MAX_CANDIDATES + 1 }, (_, i) => ({ start: callStart(`m${i}`, 1000 + i, { model: "common" }, {}) }));
+    const common = Array.from({ length: MAX_CANDIDATES_FOR_PAGE + 1 }, (_, i) => ({ start: callStart(`m${i}`, 1000 + i, { model: "common" }, {}) }));
     await indexed.writeCalls(common);
     const commonQuery: Operation = { $eq: [{ $getField: "inputs.model" }, { $literal: "common" }] };
-    expect(await leafCandidates(traceDb(store.db), dialect, P, commonQuery)).toBeUndefined();
-    expect(await indexed.countCalls({ projectId: P, query: commonQuery })).toEqual({ count: MAX_CANDIDATES + 1, hasMore: false });
+    // Too many for a page: the query reads the calls in order; a count still takes them.
+    expect(await leafCandidates(traceDb(store.db), dialect, P, commonQuery, MAX_CANDIDATES_FOR_PAGE)).toBeUndefined();
+    expect(await leafCandidates(traceDb(store.db), dialect, P, commonQuery)).toHaveLength(MAX_CANDIDATES_FOR_PAGE + 1);
+    const page = await indexed.queryCalls({ projectId: P, query: commonQuery, limit: 3, columns: ["id"] }).next();
+    expect((page.value as { id: string }[]).map((call) => call.id)).toEqual(["m0", "m1", "m2"]);
+    expect(await indexed.countCalls({ projectId: P, query: commonQuery })).toEqual({ count: MAX_CANDIDATES_FOR_PAGE + 1, hasMore: false });
     expect((await indexed.countCalls({ projectId: P, query: { $eq: [{ $getField: "inputs.model" }, { $literal: "absent" }] } })).count).toBe(0);
   });
 

@@ -6,8 +6,21 @@ import { jsonFieldPath } from "./fields.js";
 import { callsWithKeys } from "./leaf-index.js";
 import { literalKeys } from "./leaf-keys.js";
 
-/** Above this many candidate calls a query reads the calls directly: the filter is not selective. */
-export const MAX_CANDIDATES = 1000;
+/**
+ * Above this many candidate calls a query reads the calls in its index order instead: the filter is
+ * not selective, and reading the calls that way finds a page of matches sooner than fetching every
+ * candidate. A query that must see every match (a count, no limit) gains from candidates up to a
+ * much larger number than one that stops after a page.
+ */
+export const MAX_CANDIDATES_FOR_PAGE = 2000;
+export const MAX_CANDIDATES = 10_000;
+/** Queries that stop after this many matches count as reading a page. */
+const PAGE_LIMIT = 1000;
+
+/** How many candidates a query that stops after `limit` matches (undefined: all) should take at most. */
+export function candidateLimit(limit: number | null | undefined): number {
+  return limit !== null && limit !== undefined && limit <= PAGE_LIMIT ? MAX_CANDIDATES_FOR_PAGE : MAX_CANDIDATES;
+}
 
 /**
  * The key sets of the conjuncts of a query that the leaf index can answer: every call the query
@@ -71,13 +84,13 @@ function isOperation(operand: Operand): operand is Operation {
 
 /**
  * The ids of the calls that may match `operation`, when the leaf index narrows them to at most
- * MAX_CANDIDATES; undefined when it cannot (no indexed conjunct, or none selective enough). Ids of
+ * `maxCandidates`; undefined when it cannot (no indexed conjunct, or none selective enough). Ids of
  * deleted calls or of other matches of a hash may be among them: the query's conditions decide.
  */
-export async function leafCandidates(db: TraceDb, dialect: DialectName, projectId: string, operation: Operation): Promise<string[] | undefined> {
+export async function leafCandidates(db: TraceDb, dialect: DialectName, projectId: string, operation: Operation, maxCandidates = MAX_CANDIDATES): Promise<string[] | undefined> {
   let best: Set<string> | undefined;
   for (const keys of indexedKeySets(projectId, operation).sort((a, b) => a.length - b.length)) {
-    const ids = await callsWithKeys(db, dialect, keys, MAX_CANDIDATES);
+    const ids = await callsWithKeys(db, dialect, keys, maxCandidates);
     if (ids && (!best || ids.length < best.size)) best = new Set(ids);
     if (best && best.size === 0) break;
   }
