@@ -75,7 +75,7 @@ export class SqlTraceCallStore implements TraceCallStore {
     this.db = traceDb(store.db);
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
-    this.commits = new GroupCommit((groups) => runWriteStatements(this.db, groups));
+    this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
     this.options = { useLeafIndex: true, ...options };
   }
 

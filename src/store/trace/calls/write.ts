@@ -1,5 +1,6 @@
 import type { CompiledQuery } from "kysely";
 import type { DialectName } from "../../db.js";
+import type { SqliteWalCommit } from "../../sqlite-commit.js";
 import { bulkInsert, rawStatement } from "../raw-sql.js";
 import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
@@ -104,9 +105,13 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
   ];
 }
 
-/** Runs groups of write statements in one transaction, in order. */
-export async function runWriteStatements(db: TraceDb, groups: CompiledQuery[][]): Promise<void> {
+/**
+ * Runs groups of write statements in one transaction, in order; on SQLite through the store's WAL
+ * commit, which syncs the disk without blocking the event loop.
+ */
+export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit | undefined, groups: CompiledQuery[][]): Promise<void> {
   if (groups.every((statements) => statements.length === 0)) return;
+  if (walCommit) return walCommit.run(groups.flat());
   await db.transaction().execute(async (trx) => {
     for (const statements of groups) for (const statement of statements) await trx.executeQuery(statement);
   });
