@@ -26,7 +26,16 @@ export class SqliteWalCommit {
     private readonly file: string,
   ) {}
 
+  /** Commits, and settles once the commit is on disk. */
   async run(statements: CompiledQuery[]): Promise<void> {
+    await (await this.commit(statements)).synced;
+  }
+
+  /**
+   * Commits, and settles as soon as the transaction is committed (so the next one may start), with
+   * a promise that settles once it is on disk.
+   */
+  async commit(statements: CompiledQuery[]): Promise<{ synced: Promise<void> }> {
     const { synchronous, wal } = await (this.mode ??= this.readMode());
     const deferSync = wal && synchronous >= FULL;
     await this.db.connection().execute(async (connection) => {
@@ -45,7 +54,11 @@ export class SqliteWalCommit {
         if (deferSync) await run(`PRAGMA synchronous = ${synchronous}`);
       }
     });
-    if (deferSync) await (await this.walFile()).sync();
+    if (!deferSync) return { synced: Promise.resolve() };
+    const synced = this.walFile().then((wal) => wal.sync());
+    // Settled by whoever waits on it; never an unhandled rejection here.
+    synced.catch(() => undefined);
+    return { synced };
   }
 
   private walFile(): Promise<fs.FileHandle> {

@@ -45,6 +45,32 @@ describe("group commit", () => {
     expect(commits.at(-1)).toEqual(["d"]);
   });
 
+  it("answers writers once their commit is on disk, while the next group commits", async () => {
+    const commits: string[] = [];
+    const syncs: (() => void)[] = [];
+    const group = new GroupCommit(async (groups) => {
+      commits.push(groups.map((statements) => statements.map((s) => s.sql).join("+")).join(","));
+      return { synced: new Promise<void>((resolve) => syncs.push(resolve)) };
+    });
+    let firstDone = false;
+    const first = group.write([statement("a")]).then(() => (firstDone = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = group.write([statement("b")]);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Both are committed; neither is on disk yet.
+    expect(commits).toEqual(["a", "b"]);
+    expect(firstDone).toBe(false);
+    syncs[0]!();
+    await first;
+    syncs[1]!();
+    await second;
+  });
+
+  it("fails the writers of a group whose disk sync fails", async () => {
+    const group = new GroupCommit(async () => ({ synced: Promise.reject(new Error("EIO")) }));
+    await expect(group.write([statement("a")])).rejects.toThrow("EIO");
+  });
+
   it("settles an empty write at once", async () => {
     const { commits, commit } = recorder();
     await new GroupCommit(commit).write([]);

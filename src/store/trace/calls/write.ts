@@ -6,6 +6,7 @@ import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
 import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";
 import { leafKeys } from "./leaf-keys.js";
+import type { Committed } from "./group-commit.js";
 import { extractRefs } from "./refs.js";
 import { trimJsonFields } from "./trim.js";
 import type { CallEnd, CallStart, CallWrite } from "./types.js";
@@ -107,11 +108,11 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
 
 /**
  * Runs groups of write statements in one transaction, in order; on SQLite through the store's WAL
- * commit, which syncs the disk without blocking the event loop.
+ * commit, which syncs the disk without blocking the event loop (and reports when it has).
  */
-export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit | undefined, groups: CompiledQuery[][]): Promise<void> {
+export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit | undefined, groups: CompiledQuery[][]): Promise<Committed> {
   if (groups.every((statements) => statements.length === 0)) return;
-  if (walCommit) return walCommit.run(groups.flat());
+  if (walCommit) return walCommit.commit(groups.flat());
   await db.transaction().execute(async (trx) => {
     for (const statements of groups) for (const statement of statements) await trx.executeQuery(statement);
   });
