@@ -2,11 +2,13 @@ import path from "node:path";
 import { SUPPORTED_ARCHITECTURES, type Architecture } from "../engine/checkpoint/model-config.js";
 import { type FixtureDType, makeTinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
 import { parseCommandArgs, UsageError } from "./args.js";
+import { exportGgufCommand, exportGgufUsage } from "./models-export-gguf.js";
 
 export const modelsUsage = `flywheel models make-tiny --arch llama|qwen2|qwen3 --out DIR [--seed N] [--dtype f32|f16|bf16]
     [--shards N] [--hidden N] [--layers N] [--heads N] [--kv-heads N] [--head-dim N]
-    [--intermediate N] [--bpe-vocab N] [--max-positions N] [--tie-embeddings true|false]
-  writes a small random model in Hugging Face layout (deterministic for a seed)`;
+    [--intermediate N] [--bpe-vocab N] [--vocab N] [--max-positions N] [--tie-embeddings true|false]
+  writes a small random model in Hugging Face layout (deterministic for a seed)
+${exportGgufUsage}`;
 
 const SIZE_FLAGS = {
   hidden: "hiddenSize",
@@ -16,12 +18,14 @@ const SIZE_FLAGS = {
   "head-dim": "headDim",
   intermediate: "intermediateSize",
   "bpe-vocab": "bpeVocabSize",
+  vocab: "vocabSize",
   "max-positions": "maxPositionEmbeddings",
   shards: "shards",
 } as const satisfies Record<string, keyof TinyModelOptions>;
 
 export async function modelsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
+  if (action === "export-gguf") return exportGgufCommand(rest);
   if (action !== "make-tiny") throw new UsageError(modelsUsage);
   const stringOptions = Object.fromEntries([...Object.keys(SIZE_FLAGS), "arch", "out", "seed", "dtype", "tie-embeddings"].map((name) => [name, { type: "string" as const }]));
   const { values } = parseCommandArgs(rest, stringOptions);
