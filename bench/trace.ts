@@ -22,6 +22,8 @@ import { buildApp } from "../src/server/app.js";
 import { LocalBlobStore } from "../src/store/blobs.js";
 import { openStore } from "../src/store/db.js";
 import { createApiKey } from "../src/store/keys.js";
+import { type LeafDocument, leafInsertStatements } from "../src/store/trace/calls/leaf-index.js";
+import { leafKeys } from "../src/store/trace/calls/leaf-keys.js";
 import type { CallWrite } from "../src/store/trace/calls/types.js";
 import { SqlTraceCallStore } from "../src/store/trace/trace-store.js";
 import { makeTempDir } from "../src/testing/stores.js";
@@ -43,6 +45,8 @@ const CALLS_PER_REQUEST = 500;
 const PROJECT = "bench/p";
 const OPS = ["chat", "retrieve", "rerank", "tool", "pipeline"];
 const BASE = Date.UTC(2024, 0, 1);
+/** Distinct `attributes.user_id` values: a selective filter (about 100 calls each at 1M calls). */
+const USERS = 10_007;
 
 /** Call `n` of the data set: traces of five calls (a root pipeline and four children), SDK-like payloads. */
 function callBody(n: number) {
@@ -58,7 +62,7 @@ function callBody(n: number) {
     parent_id: position === 0 ? null : `c${String(trace * 5).padStart(9, "0")}`,
     op_name: `weave:///${PROJECT}/op/${op}:Jq3fTtZ0GqVmPm1ZJ9t4N6fX2ma0iH3aQw6yH0kJ7aB`,
     started_at: new Date(started).toISOString(),
-    attributes: { weave: { client_version: "0.11.1", source: "js-sdk" }, env: n % 2 === 0 ? "prod" : "dev" },
+    attributes: { weave: { client_version: "0.11.1", source: "js-sdk" }, env: n % 2 === 0 ? "prod" : "dev", user_id: `user-${n % USERS}` },
     inputs: { model: `model-${n % 7}`, temperature: 0.7, messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: `Question number ${n}: ${"lorem ipsum dolor sit amet ".repeat(6)}` }] },
   };
   const end = {
@@ -70,6 +74,47 @@ function callBody(n: number) {
     exception: n % 50 === 0 ? "TimeoutError: upstream took too long" : null,
   };
   return { start, end };
+}
+
+/** Calls/s of the raw SQLite peer: 500-row transactions straight into a fresh database. */
+async function rawCeiling(withLeaves: boolean): Promise<number> {
+  const rawDir = makeTempDir("flywheel-bench-raw-");
+  // The server's schema and indexes, through its migrations.
+  await (await openStore({ dataDir: rawDir })).close();
+  const raw = new BetterSqlite3(path.join(rawDir, "flywheel.db"));
+  try {
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("synchronous = FULL");
+    const columns = ["project_id", "id", "op_name", "trace_id", "parent_id", "started_at", "attributes", "inputs", "wb_user_id", "ended_at", "exception", "output", "summary"];
+    const insert = raw.prepare(`INSERT INTO trace_calls (${columns.join(", ")}) VALUES ${new Array(CALLS_PER_REQUEST).fill(`(${columns.map(() => "?").join(", ")})`).join(", ")}`);
+    const leafStatements = new Map<string, BetterSqlite3.Statement>();
+    const started = performance.now();
+    for (let first = 0; first + CALLS_PER_REQUEST <= SMALL; first += CALLS_PER_REQUEST) {
+      const params: unknown[] = [];
+      const documents: LeafDocument[] = [];
+      for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
+        const { start, end } = callBody(n);
+        params.push(start.project_id, start.id, start.op_name, start.trace_id, start.parent_id, start.started_at, JSON.stringify(start.attributes), JSON.stringify(start.inputs), "u", end.ended_at, end.exception, JSON.stringify(end.output), JSON.stringify(end.summary));
+        if (withLeaves) {
+          const keys = [...leafKeys(PROJECT, "inputs", start.inputs), ...leafKeys(PROJECT, "attributes", start.attributes), ...leafKeys(PROJECT, "output", end.output), ...leafKeys(PROJECT, "summary", end.summary)];
+          documents.push({ callId: start.id, keys });
+        }
+      }
+      const leafInserts = leafInsertStatements("sqlite", documents).map((statement) => {
+        let prepared = leafStatements.get(statement.sql);
+        if (!prepared) leafStatements.set(statement.sql, (prepared = raw.prepare(statement.sql)));
+        return () => prepared.run(statement.parameters as unknown[]);
+      });
+      raw.transaction(() => {
+        insert.run(...params);
+        for (const run of leafInserts) run();
+      })();
+    }
+    return (Math.floor(SMALL / CALLS_PER_REQUEST) * CALLS_PER_REQUEST) / ((performance.now() - started) / 1000);
+  } finally {
+    raw.close();
+    fs.rmSync(rawDir, { recursive: true, force: true });
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -141,27 +186,10 @@ async function main() {
   const ingestSeconds = (performance.now() - ingestStart) / 1000;
   const ingestRate = SMALL / ingestSeconds;
 
-  // 2. Ceiling: the same rows through one prepared multi-row INSERT per 500 calls, straight into SQLite.
-  const rawDir = makeTempDir("flywheel-bench-raw-");
-  const rawStore = await openStore({ dataDir: rawDir });
-  await rawStore.close();
-  const raw = new BetterSqlite3(path.join(rawDir, "flywheel.db"));
-  raw.pragma("journal_mode = WAL");
-  raw.pragma("synchronous = FULL");
-  const columns = ["project_id", "id", "op_name", "trace_id", "parent_id", "started_at", "attributes", "inputs", "wb_user_id", "ended_at", "exception", "output", "summary"];
-  const insert = raw.prepare(`INSERT INTO trace_calls (${columns.join(", ")}) VALUES ${new Array(CALLS_PER_REQUEST).fill(`(${columns.map(() => "?").join(", ")})`).join(", ")}`);
-  const rawStart = performance.now();
-  for (let first = 0; first + CALLS_PER_REQUEST <= SMALL; first += CALLS_PER_REQUEST) {
-    const params: unknown[] = [];
-    for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
-      const { start, end } = callBody(n);
-      params.push(start.project_id, start.id, start.op_name, start.trace_id, start.parent_id, start.started_at, JSON.stringify(start.attributes), JSON.stringify(start.inputs), "u", end.ended_at, end.exception, JSON.stringify(end.output), JSON.stringify(end.summary));
-    }
-    raw.transaction(() => insert.run(...params))();
-  }
-  const rawRate = (Math.floor(SMALL / CALLS_PER_REQUEST) * CALLS_PER_REQUEST) / ((performance.now() - rawStart) / 1000);
-  raw.close();
-  fs.rmSync(rawDir, { recursive: true, force: true });
+  // 2. Ceiling: the same rows through one prepared multi-row INSERT per 500 calls, straight into
+  // SQLite; once alone and once with the calls' leaf index documents, as the server stores them.
+  const rawRate = await rawCeiling(false);
+  const rawLeavesRate = await rawCeiling(true);
 
   report(`Ingest: ${SMALL} calls in ${batches.length} requests of ${CALLS_PER_REQUEST} calls (${(bodyBytes / batches.length / 1024).toFixed(0)} KiB each), ${CONCURRENCY} in flight`);
   report("");
@@ -169,6 +197,7 @@ async function main() {
   report("|---|---:|");
   report(`| POST /call/upsert_batch over HTTP (validation, JSON, upsert, indexes) | ${Math.round(ingestRate)} |`);
   report(`| Raw SQLite: the same rows, prepared 500-row INSERT, same schema and indexes | ${Math.round(rawRate)} |`);
+  report(`| Raw SQLite: as above, with the leaf index documents | ${Math.round(rawLeavesRate)} |`);
   report("");
 
   // [name, route, body, runs divisor]: unindexed scans run fewer times.
@@ -180,9 +209,14 @@ async function main() {
     ["children of a call", "/calls/stream_query", { filter: { parent_ids: ["c000005000"] } }],
     ["status = error, newest 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "summary.weave.status" }, { $literal: "error" }] } }, sort_by: [{ field: "started_at", direction: "desc" }], limit: 100 }],
     ["inputs.model = model-3, first 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "inputs.model" }, { $literal: "model-3" }] } }, limit: 100 }],
+    ["attributes.user_id = one user, newest 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "attributes.user_id" }, { $literal: "user-42" }] } }, sort_by: [{ field: "started_at", direction: "desc" }], limit: 100 }],
+    ["attributes.user_id in two users and one op", "/calls/stream_query", { query: { $expr: { $and: [{ $in: [{ $getField: "attributes.user_id" }, [{ $literal: "user-7" }, { $literal: "user-8" }]] }, { $eq: [{ $getField: "op_name" }, { $literal: `weave:///${PROJECT}/op/chat:Jq3fTtZ0GqVmPm1ZJ9t4N6fX2ma0iH3aQw6yH0kJ7aB` }] }] } } }],
+    ["summary.usage.model-3.prompt_tokens = 77, first 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 77 }] } }, limit: 100 }],
     ["latency > 900 ms and op, first 50", "/calls/stream_query", { query: { $expr: { $and: [{ $gt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 900 }] }, { $eq: [{ $getField: "op_name" }, { $literal: `weave:///${PROJECT}/op/chat:Jq3fTtZ0GqVmPm1ZJ9t4N6fX2ma0iH3aQw6yH0kJ7aB` }] }] } }, limit: 50 }],
     ["count of one op (query_stats)", "/calls/query_stats", { filter: { op_names: [`weave:///${PROJECT}/op/tool:Jq3fTtZ0GqVmPm1ZJ9t4N6fX2ma0iH3aQw6yH0kJ7aB`] } }],
-    ["inputs.model = absent value (no match: scans every call)", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "inputs.model" }, { $literal: "no-such-model" }] } }, limit: 100 }, 10],
+    ["count of one user (query_stats)", "/calls/query_stats", { query: { $expr: { $eq: [{ $getField: "attributes.user_id" }, { $literal: "user-42" }] } } }],
+    ["inputs.model = a value no call has", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "inputs.model" }, { $literal: "no-such-model" }] } }, limit: 100 }],
+    ["inputs.model contains a text no call has (not indexed: scans every call)", "/calls/stream_query", { query: { $expr: { $contains: { input: { $getField: "inputs.model" }, substr: { $literal: "no-such" } } } }, limit: 100 }, 10],
   ];
 
   async function measure(stored: number) {

@@ -4,6 +4,8 @@ import BetterSqlite3 from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "./migrations/index.js";
+import { SqliteWalCommit } from "./sqlite-commit.js";
+import { withStatementCache } from "./sqlite-statements.js";
 import type { Database } from "./schema.js";
 
 export type DialectName = "sqlite" | "postgres";
@@ -13,6 +15,8 @@ export interface Store {
   dialect: DialectName;
   /** Human-readable location (file path or URL without password), for logs. */
   location: string;
+  /** SQLite only: transactions whose commit syncs the disk off the event loop, for bulk writes. */
+  walCommit?: SqliteWalCommit;
   close(): Promise<void>;
 }
 
@@ -50,8 +54,18 @@ function openSqlite(dataDir: string): Store {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 10000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const walCommit = new SqliteWalCommit(db, file);
+  return {
+    db,
+    dialect: "sqlite",
+    location: file,
+    walCommit,
+    close: async () => {
+      await walCommit.close();
+      await db.destroy();
+    },
+  };
 }
 
 function openPostgres(url: string, maxConnections: number): Store {

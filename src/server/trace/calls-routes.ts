@@ -14,6 +14,7 @@ import {
   type EndedCall,
   type StartedCall,
 } from "./calls-schemas.js";
+import { quickCallEnd, quickCallStart } from "./call-parts.js";
 import { pathProject, resolveProject, traceUserId } from "./project.js";
 import { parseBodyPart } from "./schemas.js";
 import { traceRoute } from "./scope.js";
@@ -93,11 +94,11 @@ export async function callRoutes(app: FastifyInstance, options: { trace: TraceSe
     const wbUserId = traceUserId(request);
     body.batch.forEach((item, index) => {
       if (item.mode === "start") {
-        const call = toCallStart(parseBodyPart(CallStartReq, item.req, ["batch", index, "req"]).start, wbUserId);
+        const call = quickCallStart(item.req, wbUserId) ?? toCallStart(parseBodyPart(CallStartReq, item.req, ["batch", index, "req"]).start, wbUserId);
         writes.push({ start: call });
         results.push({ id: call.id, trace_id: call.traceId });
       } else if (item.mode === "end") {
-        writes.push({ end: toCallEnd(parseBodyPart(CallEndReq, item.req, ["batch", index, "req"]).end) });
+        writes.push({ end: quickCallEnd(item.req) ?? toCallEnd(parseBodyPart(CallEndReq, item.req, ["batch", index, "req"]).end) });
         results.push({});
       } else {
         throw new ApiError(400, `Invalid mode '${item.mode}' in batch item ${index}: expected 'start' or 'end'`);

@@ -3,6 +3,7 @@ import * as foundation from "./001-foundation.js";
 import * as training from "./002-training.js";
 import * as traceCalls from "./003-trace-calls.js";
 import * as traceObjects from "./004-trace-objects.js";
+import * as traceCallLeaves from "./005-trace-call-leaves.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   "002-training": training,
   "003-trace-calls": traceCalls,
   "004-trace-objects": traceObjects,
+  "005-trace-call-leaves": traceCallLeaves,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -54,7 +54,11 @@ export function formatTimestamp(instant: Instant): string {
  */
 export function canonicalTimestamp(value: unknown): string | undefined {
   let instant: Instant | undefined;
-  if (typeof value === "string") instant = parseTimestamp(value);
+  if (typeof value === "string") {
+    const utc = canonicalUtcText(value);
+    if (utc !== undefined) return utc;
+    instant = parseTimestamp(value);
+  }
   else if (typeof value === "number" && Number.isFinite(value)) {
     const totalMs = Math.abs(value) > 2e10 ? value : value * 1000;
     const ms = Math.floor(totalMs);
@@ -64,6 +68,29 @@ export function canonicalTimestamp(value: unknown): string | undefined {
   const year = new Date(instant.ms).getUTCFullYear();
   if (!(year >= 1 && year <= 9999)) return undefined;
   return formatTimestamp(instant);
+}
+
+const UTC_TEXT = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]00:?00)$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The canonical text of the form SDKs send (`2024-05-01T12:00:00.123Z`, or `+00:00`), checked and
+ * rewritten as text, without building dates: every call carries two timestamps, and batches carry
+ * thousands. Undefined for any other form, which `parseTimestamp` then reads; the result is the same.
+ */
+export function canonicalUtcText(value: string): string | undefined {
+  if (!UTC_TEXT.test(value)) return undefined;
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const monthDays = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  if (year < 1 || monthDays === undefined || day < 1 || day > monthDays) return undefined;
+  if (Number(value.slice(11, 13)) > 23 || Number(value.slice(14, 16)) > 59 || Number(value.slice(17, 19)) > 59) return undefined;
+  let end = 20;
+  if (value.charCodeAt(19) === 46 /* . */) while (end < value.length && value.charCodeAt(end) >= 48 && value.charCodeAt(end) <= 57) end++;
+  const fraction = value.charCodeAt(19) === 46 ? value.slice(20, end) : "";
+  return `${value.slice(0, 10)}T${value.slice(11, 19)}.${`${fraction}000000`.slice(0, 6)}Z`;
 }
 
 export function nowTimestamp(): string {

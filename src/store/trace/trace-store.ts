@@ -5,7 +5,9 @@ import { countCalls, MAX_FILTER_LENGTH, queryCallRows, totalStorageOfMatchedTrac
 import { type CallField, selectedFields, toCallSchema } from "./calls/records.js";
 import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
-import { deleteCalls, updateDisplayName, writeCalls } from "./calls/write.js";
+import { GroupCommit } from "./calls/group-commit.js";
+import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
+import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
 import { PlannerStatistics } from "./planner-statistics.js";
@@ -52,21 +54,33 @@ export interface TraceCallStore extends CallHeaderLookup {
   purgeCosts(projectId: string, ids: string[]): Promise<void>;
 }
 
+export interface TraceCallStoreOptions {
+  /** Narrow selective JSON filters through the leaf index (default true; tests compare with false). */
+  useLeafIndex?: boolean;
+}
+
 const MAX_TRACES_PER_BATCH = 1000;
 
 export class SqlTraceCallStore implements TraceCallStore {
   private readonly db: TraceDb;
   private readonly sql: TraceSql;
   private readonly statistics: PlannerStatistics;
+  private readonly commits: GroupCommit;
+  private readonly options: TraceCallStoreOptions;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    options: TraceCallStoreOptions = {},
+  ) {
     this.db = traceDb(store.db);
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
+    this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
+    this.options = { useLeafIndex: true, ...options };
   }
 
   async writeCalls(writes: CallWrite[]): Promise<void> {
-    await writeCalls(this.db, this.store.dialect, writes);
+    await this.commits.write(callWriteStatements(this.store.dialect, writes));
     await this.statistics.afterWrite(writes.length);
   }
 
@@ -81,7 +95,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
     await this.statistics.beforeRead();
-    for await (const rows of queryCallRows(this.db, this.sql, q, fields)) {
+    for await (const rows of queryCallRows(this.db, this.sql, q, fields, { candidates: await this.candidates(q) })) {
       const calls = rows.map((row) => toCallSchema(row, fields));
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
@@ -103,11 +117,20 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
     await this.statistics.beforeRead();
-    return countCalls(this.db, this.sql, q, limit);
+    return countCalls(this.db, this.sql, q, limit, await this.candidates(q, limit));
   }
 
-  totalStorageSize(q: CallsQuery): Promise<number> {
-    return totalStorageOfMatchedTraces(this.db, this.sql, q);
+  async totalStorageSize(q: CallsQuery): Promise<number> {
+    return totalStorageOfMatchedTraces(this.db, this.sql, q, await this.candidates(q, undefined));
+  }
+
+  /**
+   * The only calls a query can match, when the leaf index finds few for a selective JSON filter;
+   * undefined otherwise (the query then reads the calls in its index order).
+   */
+  private async candidates(q: CallsQuery, limit = q.limit): Promise<string[] | undefined> {
+    if (!this.options.useLeafIndex || !q.query) return undefined;
+    return leafCandidates(this.db, this.store.dialect, q.projectId, q.query, candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0)));
   }
 
   /**

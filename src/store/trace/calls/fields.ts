@@ -44,6 +44,19 @@ export function callTraceNameSql(dialect: TraceSql, projectId: string): Sql {
   return sql`(CASE WHEN c.display_name IS NOT NULL AND c.display_name <> '' THEN c.display_name WHEN ${op.when} THEN ${op.then} WHEN ${object.when} THEN ${object.then} ELSE c.op_name END)`;
 }
 
+/** Computed `summary.weave.*` fields, which are not JSON paths of the stored summary. */
+const COMPUTED_FIELDS = new Set(["summary.weave.status", "summary.weave.latency_ms", "summary.weave.trace_name", "summary.weave.display_name"]);
+
+/**
+ * The JSON column and path a `$getField` name reads (`inputs.a.b` → inputs, [a, b]), or undefined
+ * for columns, computed and feedback fields. Throws QueryError for a malformed path.
+ */
+export function jsonFieldPath(field: string): { column: (typeof JSON_COLUMNS)[number]; path: string[] } | undefined {
+  if (STRING_COLUMNS.has(field) || TIMESTAMP_COLUMNS.has(field) || NUMBER_COLUMNS.has(field) || COMPUTED_FIELDS.has(field)) return undefined;
+  const [column, ...path] = splitPath(field);
+  return (JSON_COLUMNS as readonly string[]).includes(column!) ? { column: column as (typeof JSON_COLUMNS)[number], path } : undefined;
+}
+
 /**
  * `$getField` names of calls: the columns, dotted JSON paths under inputs/output/attributes/summary,
  * the computed summary.weave.{status,latency_ms,trace_name}, and
@@ -60,8 +73,8 @@ export function callFieldResolver(dialect: TraceSql, projectId: string): FieldRe
     if (field === "summary.weave.display_name") return { kind: "scalar", type: "string", sql: sql.ref("c.display_name") };
     const feedback = /^feedback\.\[([^\]]+)\]\.(.+)$/.exec(field);
     if (feedback) return feedbackField(dialect, feedback[1]!, feedback[2]!);
-    const [column, ...path] = splitPath(field);
-    if ((JSON_COLUMNS as readonly string[]).includes(column!)) return { kind: "json", text: dialect.jsonText(sql.ref(`c.${column}`), path) };
+    const json = jsonFieldPath(field);
+    if (json) return { kind: "json", text: dialect.jsonText(sql.ref(`c.${json.column}`), json.path) };
     throw new QueryError(`Unknown call field '${field}'`);
   };
 }

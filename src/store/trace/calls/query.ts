@@ -109,17 +109,34 @@ function selectList(dialect: TraceSql, q: CallsQuery, fields: readonly CallField
 }
 
 /**
+ * Where a calls query reads its rows: the table, or — when the leaf index found the few calls that
+ * can match (`candidates`) — those calls only, fetched first by id. Materializing them keeps the
+ * planner from walking an ordered index of the whole project and testing each call against the list.
+ */
+function callSource(dialect: TraceSql, projectId: string, candidates: string[] | undefined): { with: Sql; from: Sql; where: Sql[] } {
+  if (!candidates) return { with: sql``, from: sql`trace_calls c`, where: [] };
+  if (candidates.length === 0) return { with: sql``, from: sql`trace_calls c`, where: [dialect.falseValue] };
+  return {
+    with: sql`WITH candidates AS MATERIALIZED (SELECT * FROM trace_calls WHERE project_id = ${projectId} AND id IN (${sql.join(candidates)})) `,
+    from: sql`candidates c`,
+    where: [],
+  };
+}
+
+/**
  * Runs a calls query in pages and yields rows as they come, so a large result never sits in
  * memory whole. The default order continues by (started_at, id) keys; other orders by offset.
+ * `extraConditions` narrow the query further; `candidates` are the only calls it can match.
  */
 export async function* queryCallRows(
   db: TraceDb,
   dialect: TraceSql,
   q: CallsQuery,
   fields: readonly CallField[],
-  extraConditions: Sql[] = [],
+  options: { extraConditions?: Sql[]; candidates?: string[] } = {},
 ): AsyncGenerator<Record<string, unknown>[]> {
-  const conditions = [...callConditions(dialect, q), ...extraConditions];
+  const source = callSource(dialect, q.projectId, options.candidates);
+  const conditions = [...callConditions(dialect, q), ...source.where, ...(options.extraConditions ?? [])];
   const order = orderTerms(dialect, q.projectId, q.sortBy);
   const keyset = keysetDirection(q.sortBy);
   const columns = selectList(dialect, q, fields);
@@ -138,7 +155,7 @@ export async function* queryCallRows(
       where.push(keyset === "asc" ? sql`(c.started_at, c.id) > (${after.startedAt}, ${after.id})` : sql`(c.started_at, c.id) < (${after.startedAt}, ${after.id})`);
     }
     const orderClause = pageOrder.length > 0 ? sql`ORDER BY ${sql.join(pageOrder)}` : sql``;
-    const statement: RawBuilder<Record<string, unknown>> = sql`SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM trace_calls c WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
+    const statement: RawBuilder<Record<string, unknown>> = sql`${source.with}SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM ${source.from} WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
     const rows = (await statement.execute(db)).rows;
     if (rows.length > 0) yield rows;
     if (rows.length < take) return;
@@ -154,20 +171,22 @@ export async function* queryCallRows(
 }
 
 /** Matching calls, counted up to `limit + 1` so `has_more` is exact (`spec/trace.md` §4.1 query_stats). */
-export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined): Promise<{ count: number; hasMore: boolean }> {
-  const where = sql.join(callConditions(dialect, q), sql` AND `);
+export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined, candidates?: string[]): Promise<{ count: number; hasMore: boolean }> {
+  const source = callSource(dialect, q.projectId, candidates);
+  const where = sql.join([...callConditions(dialect, q), ...source.where], sql` AND `);
   const statement: RawBuilder<{ n: number | string }> =
     limit === undefined
-      ? sql`SELECT COUNT(*) AS n FROM trace_calls c WHERE ${where}`
-      : sql`SELECT COUNT(*) AS n FROM (SELECT 1 FROM trace_calls c WHERE ${where} LIMIT ${limit + 1}) AS matched`;
+      ? sql`${source.with}SELECT COUNT(*) AS n FROM ${source.from} WHERE ${where}`
+      : sql`${source.with}SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source.from} WHERE ${where} LIMIT ${limit + 1}) AS matched`;
   const n = Number((await statement.execute(db)).rows[0]?.n ?? 0);
   return limit === undefined ? { count: n, hasMore: false } : { count: Math.min(n, limit), hasMore: n > limit };
 }
 
 /** Total stored bytes of the traces whose root calls match. */
-export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery): Promise<number> {
-  const where = sql.join(callConditions(dialect, q), sql` AND `);
+export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery, candidates?: string[]): Promise<number> {
+  const source = callSource(dialect, q.projectId, candidates);
+  const where = sql.join([...callConditions(dialect, q), ...source.where], sql` AND `);
   const size = sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`), sql` + `);
-  const statement: RawBuilder<{ total: number | string | null }> = sql`SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM trace_calls c WHERE ${where} AND c.parent_id IS NULL)`;
+  const statement: RawBuilder<{ total: number | string | null }> = sql`${source.with}SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM ${source.from} WHERE ${where} AND c.parent_id IS NULL)`;
   return Number((await statement.execute(db)).rows[0]?.total ?? 0);
 }

@@ -55,7 +55,7 @@ export async function callStats(db: TraceDb, dialect: TraceSql, req: CallStatsRe
 
   const query = { projectId: req.projectId, filter: req.filter };
   const bounds = [sql`c.started_at >= ${req.start}`, sql`c.started_at < ${end}`];
-  for await (const page of queryCallRows(db, dialect, query, ["id", "started_at", "ended_at", "exception", "summary"], bounds)) {
+  for await (const page of queryCallRows(db, dialect, query, ["id", "started_at", "ended_at", "exception", "summary"], { extraConditions: bounds })) {
     for (const row of page) {
       const startedAt = row.started_at as string;
       const bucket = bucketIndex(range, ms(startedAt));

@@ -1,8 +1,12 @@
 import type { CompiledQuery } from "kysely";
 import type { DialectName } from "../../db.js";
-import { rawStatement, rowsPerStatement, valuesPlaceholders } from "../raw-sql.js";
+import type { SqliteWalCommit } from "../../sqlite-commit.js";
+import { bulkInsert, rawStatement } from "../raw-sql.js";
 import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
+import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";
+import { leafKeys } from "./leaf-keys.js";
+import type { Committed } from "./group-commit.js";
 import { extractRefs } from "./refs.js";
 import { trimJsonFields } from "./trim.js";
 import type { CallEnd, CallStart, CallWrite } from "./types.js";
@@ -13,17 +17,40 @@ const END_ONLY_COLUMNS = ["project_id", "id", "trace_id", ...END_COLUMNS];
 
 const encode = (value: unknown): string => (value === undefined ? "null" : JSON.stringify(value));
 
-function startValues(start: CallStart, inputsText: string): unknown[] {
+/** Rows for the call tables, collected call by call. */
+interface CallRows {
+  complete: unknown[][];
+  starts: unknown[][];
+  ends: unknown[][];
+  refs: unknown[][];
+  /** Leaf index keys of the call being added (see `leaf-keys.ts`). */
+  keys: number[];
+  leaves: LeafDocument[];
+}
+
+/** Leaf index keys of one stored JSON column: of the value as stored, so of the placeholder when trimmed. */
+function addLeaves(rows: CallRows, projectId: string, column: string, value: unknown, encoded: string, stored: string | null): void {
+  const indexed = stored === encoded ? value : stored === null ? null : JSON.parse(stored);
+  for (const key of leafKeys(projectId, column, indexed)) rows.keys.push(key);
+}
+
+function startValues(rows: CallRows, start: CallStart, inputsText: string): unknown[] {
+  const attributesText = encode(start.attributes);
   const json = trimJsonFields(
-    { attributes: encode(start.attributes), inputs: inputsText, otel_dump: start.otelDump == null ? null : encode(start.otelDump) },
+    { attributes: attributesText, inputs: inputsText, otel_dump: start.otelDump == null ? null : encode(start.otelDump) },
     `${start.opName}${start.displayName ?? ""}`,
     start.id,
   );
+  addLeaves(rows, start.projectId, "inputs", start.inputs, inputsText, json.inputs);
+  addLeaves(rows, start.projectId, "attributes", start.attributes, attributesText, json.attributes);
   return [start.projectId, start.id, start.opName, start.displayName, start.traceId, start.parentId, start.threadId, start.turnId, start.startedAt, json.attributes, json.inputs, json.otel_dump, start.wbUserId, start.wbRunId, start.wbRunStep];
 }
 
-function endValues(end: CallEnd, outputText: string): unknown[] {
-  const json = trimJsonFields({ output: outputText, summary: encode(end.summary) }, end.exception ?? "", end.id);
+function endValues(rows: CallRows, end: CallEnd, outputText: string): unknown[] {
+  const summaryText = encode(end.summary);
+  const json = trimJsonFields({ output: outputText, summary: summaryText }, end.exception ?? "", end.id);
+  addLeaves(rows, end.projectId, "output", end.output ?? null, outputText, json.output);
+  addLeaves(rows, end.projectId, "summary", end.summary, summaryText, json.summary);
   return [end.endedAt, end.exception, json.output, json.summary, end.wbRunStepEnd];
 }
 
@@ -42,59 +69,58 @@ function mergeWrites(writes: CallWrite[]): CallWrite[] {
 }
 
 function upsert(dialect: DialectName, columns: string[], rows: unknown[][], assignments: string): CompiledQuery[] {
-  const statements: CompiledQuery[] = [];
-  const step = rowsPerStatement(columns.length);
-  for (let offset = 0; offset < rows.length; offset += step) {
-    const chunk = rows.slice(offset, offset + step);
-    const text = `INSERT INTO trace_calls (${columns.join(", ")}) VALUES ${valuesPlaceholders(chunk.length, columns.length)} ON CONFLICT (project_id, id) DO UPDATE SET ${assignments}`;
-    statements.push(rawStatement(dialect, text, chunk.flat()));
-  }
-  return statements;
+  return bulkInsert(dialect, `INSERT INTO trace_calls (${columns.join(", ")})`, columns.length, rows, `ON CONFLICT (project_id, id) DO UPDATE SET ${assignments}`);
 }
 
 const assign = (columns: string[]) => columns.filter((column) => column !== "project_id" && column !== "id").map((column) => `${column} = excluded.${column}`);
+const COMPLETE_ASSIGNMENTS = assign([...START_COLUMNS, ...END_COLUMNS]).join(", ");
+const START_ASSIGNMENTS = assign(START_COLUMNS).join(", ");
+const END_ASSIGNMENTS = [...assign(END_COLUMNS), "trace_id = COALESCE(trace_calls.trace_id, excluded.trace_id)"].join(", ");
 
 /**
- * Stores starts and ends in one transaction. A start and an end of the same call become one row;
- * an end that arrives before its start is kept and merged when the start comes.
+ * The statements that store starts and ends (run them in one transaction). A start and an end of
+ * the same call become one row; an end that arrives before its start is kept and merged when the
+ * start comes. Refs and leaf index documents go with them. Throws TooLargeError for a part that
+ * cannot fit, before anything is written.
  */
-export async function writeCalls(db: TraceDb, dialect: DialectName, writes: CallWrite[]): Promise<void> {
-  const complete: unknown[][] = [];
-  const starts: unknown[][] = [];
-  const ends: unknown[][] = [];
-  const refs: unknown[][] = [];
+export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): CompiledQuery[] {
+  const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [] };
   for (const { start, end } of mergeWrites(writes)) {
+    rows.keys = [];
     const inputsText = start ? encode(start.inputs) : "";
     const outputText = end ? encode(end.output) : "";
-    if (start && end) complete.push([...startValues(start, inputsText), ...endValues(end, outputText)]);
-    else if (start) starts.push(startValues(start, inputsText));
-    else if (end) ends.push([end.projectId, end.id, end.traceId, ...endValues(end, outputText)]);
+    if (start && end) rows.complete.push([...startValues(rows, start, inputsText), ...endValues(rows, end, outputText)]);
+    else if (start) rows.starts.push(startValues(rows, start, inputsText));
+    else if (end) rows.ends.push([end.projectId, end.id, end.traceId, ...endValues(rows, end, outputText)]);
     // Most payloads hold no ref; the text test skips walking them.
-    if (start && inputsText.includes("weave:///")) collectRefs(refs, start.projectId, start.id, "input", start.inputs);
-    if (end && outputText.includes("weave:///")) collectRefs(refs, end.projectId, end.id, "output", end.output);
+    if (start && inputsText.includes("weave:///")) collectRefs(rows.refs, start.projectId, start.id, "input", start.inputs);
+    if (end && outputText.includes("weave:///")) collectRefs(rows.refs, end.projectId, end.id, "output", end.output);
+    rows.leaves.push({ callId: (start ?? end)!.id, keys: rows.keys });
   }
-
-  const statements = [
-    ...upsert(dialect, [...START_COLUMNS, ...END_COLUMNS], complete, assign([...START_COLUMNS, ...END_COLUMNS]).join(", ")),
-    ...upsert(dialect, START_COLUMNS, starts, assign(START_COLUMNS).join(", ")),
-    ...upsert(dialect, END_ONLY_COLUMNS, ends, [...assign(END_COLUMNS), "trace_id = COALESCE(trace_calls.trace_id, excluded.trace_id)"].join(", ")),
+  return [
+    ...upsert(dialect, [...START_COLUMNS, ...END_COLUMNS], rows.complete, COMPLETE_ASSIGNMENTS),
+    ...upsert(dialect, START_COLUMNS, rows.starts, START_ASSIGNMENTS),
+    ...upsert(dialect, END_ONLY_COLUMNS, rows.ends, END_ASSIGNMENTS),
+    ...bulkInsert(dialect, "INSERT INTO trace_call_refs (project_id, call_id, direction, ref)", 4, rows.refs, "ON CONFLICT DO NOTHING"),
+    ...leafInsertStatements(dialect, rows.leaves),
   ];
-  const refStep = rowsPerStatement(4);
-  for (let offset = 0; offset < refs.length; offset += refStep) {
-    const chunk = refs.slice(offset, offset + refStep);
-    const text = `INSERT INTO trace_call_refs (project_id, call_id, direction, ref) VALUES ${valuesPlaceholders(chunk.length, 4)} ON CONFLICT DO NOTHING`;
-    statements.push(rawStatement(dialect, text, chunk.flat()));
-  }
-  if (statements.length === 0) return;
+}
+
+/**
+ * Runs groups of write statements in one transaction, in order; on SQLite through the store's WAL
+ * commit, which syncs the disk without blocking the event loop (and reports when it has).
+ */
+export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit | undefined, groups: CompiledQuery[][]): Promise<Committed> {
+  if (groups.every((statements) => statements.length === 0)) return;
+  if (walCommit) return walCommit.commit(groups.flat());
   await db.transaction().execute(async (trx) => {
-    for (const statement of statements) await trx.executeQuery(statement);
+    for (const statements of groups) for (const statement of statements) await trx.executeQuery(statement);
   });
 }
 
 function collectRefs(into: unknown[][], projectId: string, callId: string, direction: "input" | "output", value: unknown): void {
   for (const ref of extractRefs(value)) into.push([projectId, callId, direction, ref]);
 }
-
 /** Sets a call's display name; an unknown call is no error (`spec/trace.md` §4.1). */
 export async function updateDisplayName(db: TraceDb, projectId: string, callId: string, displayName: string): Promise<void> {
   await db.updateTable("trace_calls").set({ display_name: displayName }).where("project_id", "=", projectId).where("id", "=", callId).execute();
