@@ -26,6 +26,12 @@ describe("loadConfig", () => {
     expect(config.modelDirs).toEqual(["/d/models", "/m1", "/m2", bundledModelsDir]);
   });
 
+  it("reads the image provider behind /image/create", () => {
+    expect(loadConfig({}, {}).imageUpstream).toBeUndefined();
+    expect(loadConfig({}, { FLYWHEEL_IMAGE_UPSTREAM: " https://images.example/v1/ " }).imageUpstream).toEqual({ baseUrl: "https://images.example/v1", apiKey: undefined });
+    expect(loadConfig({}, { FLYWHEEL_IMAGE_UPSTREAM: "http://h:9/v1", FLYWHEEL_IMAGE_UPSTREAM_API_KEY: "sk-1" }).imageUpstream).toEqual({ baseUrl: "http://h:9/v1", apiKey: "sk-1" });
+  });
+
   it("reads the engine's scheduling settings", () => {
     expect(loadConfig({}, {}).engine).toEqual({
       priorityModels: [],
@@ -72,6 +78,9 @@ describe("loadConfig", () => {
     [{}, { FLYWHEEL_SERVE_WORKER: "yes" }, /FLYWHEEL_SERVE_WORKER/],
     [{}, { FLYWHEEL_JOB_LEASE_MS: "5" }, /FLYWHEEL_JOB_LEASE_MS/],
     [{}, { FLYWHEEL_WORKER_CONCURRENCY: "0" }, /FLYWHEEL_WORKER_CONCURRENCY/],
+    [{}, { FLYWHEEL_IMAGE_UPSTREAM: "not a url" }, /FLYWHEEL_IMAGE_UPSTREAM is not a URL/],
+    [{}, { FLYWHEEL_IMAGE_UPSTREAM: "ftp://host/v1" }, /must be http:\/\/ or https:\/\//],
+    [{}, { FLYWHEEL_IMAGE_UPSTREAM_API_KEY: "sk-x" }, /FLYWHEEL_IMAGE_UPSTREAM \(the image provider's base URL\) is not/],
   ])("rejects invalid settings %#", (flags, env, message) => {
     expect(() => loadConfig(flags, env)).toThrow(ConfigError);
     expect(() => loadConfig(flags, env)).toThrow(message);

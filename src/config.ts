@@ -24,6 +24,16 @@ export interface Config {
   upstreams: UpstreamConfig[];
   /** `FLYWHEEL_ALLOW_RUNTIME_LORA`: vLLM's /v1/load_lora_adapter and /v1/unload_lora_adapter are on. */
   allowRuntimeLora: boolean;
+  /** `FLYWHEEL_IMAGE_UPSTREAM`: the image provider behind the trace API's `/image/create` (unset: none). */
+  imageUpstream: ImageUpstreamConfig | undefined;
+}
+
+/** An OpenAI-compatible image provider (`POST {baseUrl}/images/generations`). */
+export interface ImageUpstreamConfig {
+  /** Its OpenAI base URL, without a trailing slash (e.g. `https://api.openai.com/v1`). */
+  baseUrl: string;
+  /** `FLYWHEEL_IMAGE_UPSTREAM_API_KEY`, sent as `Authorization: Bearer`. */
+  apiKey: string | undefined;
 }
 
 /** How training jobs are run (DESIGN.md "Jobs"). */
@@ -132,6 +142,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     jobs: loadJobSettings(flags, env),
     upstreams,
     allowRuntimeLora: runtimeLora === "1",
+    imageUpstream: loadImageUpstream(env),
   };
 }
 
@@ -148,6 +159,23 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
     stepDelayMs: parseInteger(env.FLYWHEEL_TRAIN_STEP_DELAY_MS ?? "0", "FLYWHEEL_TRAIN_STEP_DELAY_MS", 0, 3_600_000),
     trainerIdleMs: parseInteger(env.FLYWHEEL_TRAINER_IDLE_MS ?? "300000", "FLYWHEEL_TRAINER_IDLE_MS", 0, 86_400_000),
   };
+}
+
+function loadImageUpstream(env: Env): ImageUpstreamConfig | undefined {
+  const url = env.FLYWHEEL_IMAGE_UPSTREAM?.trim() || undefined;
+  const apiKey = env.FLYWHEEL_IMAGE_UPSTREAM_API_KEY?.trim() || undefined;
+  if (!url) {
+    if (apiKey) throw new ConfigError("FLYWHEEL_IMAGE_UPSTREAM_API_KEY is set but FLYWHEEL_IMAGE_UPSTREAM (the image provider's base URL) is not");
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`FLYWHEEL_IMAGE_UPSTREAM is not a URL: '${url}' (expected an OpenAI base URL such as https://api.openai.com/v1)`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigError(`FLYWHEEL_IMAGE_UPSTREAM must be http:// or https://, got '${url}'`);
+  return { baseUrl: url.replace(/\/+$/, ""), apiKey };
 }
 
 const MIB = 1024 * 1024;

@@ -48,7 +48,7 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(fileRoutes, { trace });
     await authed.register(refRoutes, { trace });
     await authed.register(annotationQueueRoutes, { queues: trace.annotationQueues });
-    await authed.register(imageRoutes);
+    await authed.register(imageRoutes, { trace });
     await authed.register(v2OpRoutes, { v2: trace.v2 });
     await authed.register(v2DatasetRoutes, { v2: trace.v2 });
     await authed.register(v2ScorerRoutes, { v2: trace.v2 });

@@ -50,7 +50,11 @@ export function badGateway(message: string): ApiError {
 
 /** The message of an error answer in vLLM's shapes: `{"error": {"message"}}`, `{"message"}`, or plain text. */
 export async function errorMessageOf(response: Response): Promise<string> {
-  const text = await response.text();
+  return errorMessageOfText(await response.text(), response.statusText);
+}
+
+/** `errorMessageOf` on a body already read; `fallback` (the status text) when it is empty. */
+export function errorMessageOfText(text: string, fallback: string): string {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
     if (typeof body.error === "object" && typeof body.error?.message === "string") return body.error.message;
@@ -60,7 +64,7 @@ export async function errorMessageOf(response: Response): Promise<string> {
   } catch {
     // Not JSON: the text itself.
   }
-  return text.slice(0, 2000) || response.statusText;
+  return text.slice(0, 2000) || fallback;
 }
 
 /**
