@@ -59,6 +59,48 @@ export function linearBackward(dx: Float32Array, dy: Float32Array, rows: number,
 }
 
 /**
+ * dW += dyᵀ·x (and dBias += Σ_r dy) for W [outDim × inDim]: four output rows at a time, each
+ * loaded input value feeding four running sums held in doubles (`scratch`, at least 4·inDim
+ * entries), added to dW once per block, so the result does not depend on how rows are chunked
+ * beyond float rounding of that final add.
+ */
+export function linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number, scratch: Float64Array): void {
+  if (dWeight.length < outDim * inDim) throw new RangeError(`linearWeightBackward: dWeight holds ${dWeight.length} values, needs ${outDim}×${inDim}`);
+  if (dy.length < rows * outDim || x.length < rows * inDim) throw new RangeError(`linearWeightBackward: dy or x holds fewer than ${rows} rows`);
+  for (let o = 0; o < outDim; o += 4) {
+    const count = Math.min(4, outDim - o);
+    scratch.fill(0, 0, 4 * inDim);
+    for (let r = 0; r < rows; r++) {
+      const y = r * outDim + o;
+      const g0 = dy[y]!;
+      const g1 = count > 1 ? dy[y + 1]! : 0;
+      const g2 = count > 2 ? dy[y + 2]! : 0;
+      const g3 = count > 3 ? dy[y + 3]! : 0;
+      if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0) continue;
+      const xr = r * inDim;
+      for (let i = 0; i < inDim; i++) {
+        const value = x[xr + i]!;
+        scratch[i] += g0 * value;
+        scratch[inDim + i] += g1 * value;
+        scratch[2 * inDim + i] += g2 * value;
+        scratch[3 * inDim + i] += g3 * value;
+      }
+    }
+    for (let q = 0; q < count; q++) {
+      const out = (o + q) * inDim;
+      const s = q * inDim;
+      for (let i = 0; i < inDim; i++) dWeight[out + i] += scratch[s + i]!;
+    }
+  }
+  if (!dBias) return;
+  for (let o = 0; o < outDim; o++) {
+    let sum = 0;
+    for (let r = 0; r < rows; r++) sum += dy[r * outDim + o]!;
+    dBias[o] += sum;
+  }
+}
+
+/**
  * c (+)= alpha · op(a)·op(b) (see `TrainingKernels.gemm`), summed in doubles (`scratch`, at least
  * m·n entries). Loop orders keep the innermost loop on contiguous memory for every transpose case.
  */
