@@ -1,8 +1,5 @@
-import fs from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { spawnModuleWorker } from "../threads.js";
 import { EngineError, fromWireError } from "./errors.js";
 import type { RequestUpdate } from "./engine-core.js";
 import type { EngineCall, EngineThreadInit, FromEngineThread, ToEngineThread } from "./protocol.js";
@@ -109,24 +106,7 @@ export class EngineThread {
   }
 }
 
-/**
- * Starts `engine-worker` in a new thread. Built code runs the compiled `.js`; from TypeScript
- * sources (tests, `tsx`) the thread first registers tsx's loader, which Node's `--import` cannot do
- * for a worker's entry module.
- */
+/** Starts `engine-worker` in a new thread (the compiled `.js`, or the `.ts` source under tsx). */
 function spawnWorker(init: EngineThreadInit): Worker {
-  const fromSource = import.meta.url.endsWith(".ts");
-  const entry = new URL(`./engine-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
-  if (!fromSource) return new Worker(entry, { workerData: init });
-  const tsx = pathToFileURL(tsxEsmApi()).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: init });
-}
-
-/** tsx's ESM loader API (its CommonJS build registers a loader path that does not exist). */
-function tsxEsmApi(): string {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve("tsx/package.json");
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8")) as { exports: Record<string, { import: { default: string } }> };
-  return path.join(path.dirname(manifestPath), manifest.exports["./esm/api"]!.import.default);
+  return spawnModuleWorker(import.meta.url, "./engine-worker", init);
 }

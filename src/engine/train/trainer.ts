@@ -6,7 +6,7 @@ import type { TrainingKernels } from "./kernels/types.js";
 import { rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
 import type { PackedRow } from "./packing.js";
 import { rlRowLoss, type RlLossOptions } from "./rl-loss.js";
-import { sftBatchLoss, sftLossInputs } from "./sft.js";
+import { sftLossInputs } from "./sft.js";
 import type { SftRow } from "./sft-tokenize.js";
 import type { RlStepMeasurements, SftStepMeasurements } from "./step-metrics.js";
 import { LoraGradients } from "./transformer/lora-gradients.js";
@@ -120,7 +120,7 @@ export class Trainer {
     this.gradients.zero();
     // A row without trained tokens has a zero gradient: skip the backward, still take the step.
     if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
-    const gradNorm = this.update("rl", learningRate);
+    const gradNorm = this.applyGradients("rl", learningRate);
     return {
       loss: result.loss,
       entropy: result.entropy,
@@ -145,18 +145,9 @@ export class Trainer {
   /** `sftStep` over sequences that may be packed (`SftSequence`). */
   sftSequencesStep(batch: { sequences: readonly SftSequence[]; learningRate: number }): SftStepMeasurements {
     const started = performance.now();
-    const numTrainableTokens = batch.sequences.reduce((sum, { mask }) => sum + mask.reduce((count, bit) => count + bit, 0), 0);
-    this.gradients.zero();
-    const scored = batch.sequences.map(({ sequence, targets, mask }) => {
-      const logprobs = this.model.forward(sequence, this.adapter, { targets, mask }, true).logprobs;
-      // dLoss/dℓ = −m / N does not depend on ℓ, so each sequence's backward runs right after its forward.
-      const gradient = new Float64Array(mask.length);
-      for (let p = 0; p < mask.length; p++) if (mask[p]) gradient[p] = -1 / numTrainableTokens;
-      if (numTrainableTokens > 0) this.model.backward(gradient, this.gradients);
-      return { mask, logprobs };
-    });
-    const { loss } = sftBatchLoss(scored);
-    const gradNorm = this.update("sft", batch.learningRate);
+    const numTrainableTokens = batch.sequences.reduce((sum, { mask }) => sum + countOnes(mask), 0);
+    const loss = this.computeSftGradients(batch.sequences, numTrainableTokens);
+    const gradNorm = this.applyGradients("sft", batch.learningRate);
     return {
       loss,
       learningRate: batch.learningRate,
@@ -168,20 +159,53 @@ export class Trainer {
     };
   }
 
-  /** The optimizer moments, to keep with a checkpoint and pass back as `optimizerState`. */
-  exportOptimizerState(): AdamWState {
-    return this.optimizer.exportState();
+  /**
+   * Replaces the gradients with those of the SFT loss over `sequences`, the token mean taken over
+   * `numTrainableTokens` (the whole batch's, which may span several trainers: data parallelism
+   * adds their gradients up). Returns these sequences' part of the loss, −Σ ℓ·m / numTrainableTokens.
+   */
+  computeSftGradients(sequences: readonly SftSequence[], numTrainableTokens: number): number {
+    this.gradients.zero();
+    let loss = 0;
+    for (const { sequence, targets, mask } of sequences) {
+      const logprobs = this.model.forward(sequence, this.adapter, { targets, mask }, true).logprobs;
+      // dLoss/dℓ = −m / N does not depend on ℓ, so each sequence's backward runs right after its forward.
+      const gradient = new Float64Array(mask.length);
+      for (let p = 0; p < mask.length; p++) {
+        if (!mask[p]) continue;
+        gradient[p] = -1 / numTrainableTokens;
+        loss -= logprobs[p]! / numTrainableTokens;
+      }
+      if (numTrainableTokens > 0 && countOnes(mask) > 0) this.model.backward(gradient, this.gradients);
+    }
+    return loss;
   }
 
-  /** Clips the gradients, switches the optimizer to the mode if needed, steps; returns the norm before clipping. */
-  private update(mode: TrainingMode, learningRate: number): number {
+  /** The gradient tensors the next `applyGradients` uses, aligned with the parameters (live: may be overwritten, e.g. with a sum over replicas). */
+  get gradientTensors(): readonly Float32Array[] {
+    return this.gradients.tensors;
+  }
+
+  /** Clips the current gradients, switches the optimizer to the mode if needed, steps; returns the norm before clipping. */
+  applyGradients(mode: TrainingMode, learningRate: number): number {
     const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm);
     this.optimizer.beginJob(mode);
     this.optimizer.step(this.parameters, this.gradients.tensors, learningRate);
     return gradNorm;
   }
 
+  /** The optimizer moments, to keep with a checkpoint and pass back as `optimizerState`. */
+  exportOptimizerState(): AdamWState {
+    return this.optimizer.exportState();
+  }
+
   private scoringAdapter(options: LogprobsOptions): LoraAdapter | null {
     return options.adapter === undefined ? this.adapter : options.adapter;
   }
+}
+
+function countOnes(mask: Uint8Array): number {
+  let count = 0;
+  for (let p = 0; p < mask.length; p++) count += mask[p]!;
+  return count;
 }

@@ -9,6 +9,8 @@ import { gemm, linearBackward, linearWeightBackward } from "./linear.js";
 export class TsTrainingKernels implements TrainingKernels {
   readonly name = "ts";
   private scratch = new Float64Array(1024);
+  /** Transposed copies of dy and x for `linearWeightBackward`. */
+  private transposed = new Float32Array(0);
 
   linearBackward(dx: Float32Array, dy: Float32Array, rows: number, w: WeightMatrix, accumulate: boolean): void {
     const matrix = asF32Matrix(w);
@@ -16,7 +18,10 @@ export class TsTrainingKernels implements TrainingKernels {
   }
 
   linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number): void {
-    linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim, this.ensureScratch(4 * inDim));
+    if (this.transposed.length < rows * (outDim + inDim)) this.transposed = new Float32Array(Math.max(rows * (outDim + inDim), 2 * this.transposed.length));
+    const dyT = this.transposed.subarray(0, rows * outDim);
+    const xT = this.transposed.subarray(rows * outDim, rows * (outDim + inDim));
+    linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim, dyT, xT);
   }
 
   embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void {
