@@ -44,8 +44,8 @@ export interface BuildReport {
 const SAFETENSORS_DTYPE: Record<BuildOptions["dtype"], FloatDType> = { f32: "F32", f16: "F16", bf16: "BF16" };
 const TORCH_DTYPE: Record<BuildOptions["dtype"], string> = { f32: "float32", f16: "float16", bf16: "bfloat16" };
 
-/** The chat-template plumbing the SFT tokenizer needs, from a loaded model. */
-function templateDeps(model: ModelFiles): ChatTemplateDeps {
+/** The chat-template plumbing the SFT tokenizer needs, from a model's files. */
+export function templateDeps(model: ModelFiles): ChatTemplateDeps {
   const template = model.chatTemplates.default!;
   return {
     tokenizer: model.tokenizer,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkReply } from "./checks.js";
 import { generateExamples, splitOf, TASKS } from "./dataset.js";
 import { TASK_NAMES } from "./examples.js";
+import { TaskRandom } from "./random.js";
 import { renderExample } from "./tokenizer.js";
 import { convertUnits, TINY_CHAT_TOOLS } from "./tools.js";
 
@@ -20,8 +21,11 @@ describe("generateExamples", () => {
     expect(train.every((example) => splitOf(example.key) === "train")).toBe(true);
     expect(heldOut.every((example) => splitOf(example.key) === "heldout")).toBe(true);
     // Roughly one key in ten is held out.
-    const keys = [...new Set(generateExamples({ seed: 1, count: 300, split: "train" }).map((example) => example.key))];
-    expect(keys.length).toBeGreaterThan(200);
+    const random = new TaskRandom(11);
+    const keys = new Set(Array.from({ length: 3000 }, () => TASKS[random.pick(TASK_NAMES)].generate(random).key));
+    const heldOutShare = [...keys].filter((key) => splitOf(key) === "heldout").length / keys.size;
+    expect(heldOutShare).toBeGreaterThan(0.07);
+    expect(heldOutShare).toBeLessThan(0.13);
   });
 
   it("draws every task in about its share of the mixture", () => {
@@ -35,11 +39,24 @@ describe("generateExamples", () => {
     for (const example of [...train, ...heldOut]) {
       const last = example.messages[example.messages.length - 1]!;
       expect(last.role).toBe("assistant");
+      if (typeof last.content === "string" && last.content.startsWith("[")) {
+        // The reply `tool_choice: "required"` constrains output to, for the call expected.
+        const { name, arguments: args } = example.expected as { name: string; arguments: unknown };
+        expect(JSON.parse(last.content)).toEqual([{ name, parameters: args }]);
+        continue;
+      }
       // A reply as the template writes it: the content, or the Hermes block of the tool call.
       const rendered = renderExample({ messages: [last], ...(example.tools ? { tools: example.tools } : {}) });
       const reply = rendered.slice(rendered.lastIndexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length, rendered.lastIndexOf("<|im_end|>"));
       expect(checkReply(example.expected, reply), `${example.key}: ${reply}`).toBe(true);
     }
+  });
+
+  it("teaches the output of tool_choice required in about one tool call in twelve", () => {
+    const calls = generateExamples({ seed: 2, count: 600, split: "train", tasks: ["tool_call"] });
+    const arrays = calls.filter((example) => String(example.messages[example.messages.length - 1]!.content).startsWith("["));
+    expect(arrays.length / calls.length).toBeGreaterThan(0.04);
+    expect(arrays.length / calls.length).toBeLessThan(0.14);
   });
 
   it("only lists tools a tool task needs, always including the one called", () => {

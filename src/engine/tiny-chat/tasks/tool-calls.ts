@@ -93,15 +93,24 @@ function callMessage(scenario: ToolScenario): ChatMessage {
   return { role: "assistant", content: "", tool_calls: [{ type: "function", function: { name: scenario.tool.function.name, arguments: scenario.arguments } }] };
 }
 
-/** The first turn: the user asks for something a tool provides; the reply is the Hermes tool call. */
+/**
+ * The first turn: the user asks for something a tool provides; the reply is the Hermes tool call.
+ * One training reply in twelve is instead the JSON array that `tool_choice: "required"` constrains
+ * output to (`[{"name": …, "parameters": …}]`): the prompt is the same, so greedy decoding still
+ * picks the Hermes call (which is what `expected` checks), and a constrained reply that must start
+ * with `[` continues the way it was taught.
+ */
 export function toolCallExample(random: TaskRandom): TinyChatExample {
   const chosen = scenario(random);
+  const name = chosen.tool.function.name;
+  const required = random.int(12) === 0;
+  const reply: ChatMessage = required ? { role: "assistant", content: `[{"name": "${name}", "parameters": ${jsonText(chosen.arguments)}}]` } : callMessage(chosen);
   return {
     task: "tool_call",
     key: chosen.requestKey,
-    messages: [{ role: "user", content: chosen.request }, callMessage(chosen)],
+    messages: [{ role: "user", content: chosen.request }, reply],
     tools: toolSet(random, chosen.tool),
-    expected: { kind: "tool_call", name: chosen.tool.function.name, arguments: chosen.arguments },
+    expected: { kind: "tool_call", name, arguments: chosen.arguments },
   };
 }
 
