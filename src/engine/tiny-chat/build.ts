@@ -36,6 +36,8 @@ export interface BuildReport {
   trainExamples: number;
   trainTokens: number;
   trainSeconds: number;
+  /** CPU time of training, all threads: what it costs on an idle machine, whatever else shares this one. */
+  trainCpuSeconds: number;
   finalLoss: number;
   heldOut: Partial<Record<TaskName, TaskAccuracy>>;
   untrainedBaseline: Partial<Record<TaskName, TaskAccuracy>>;
@@ -101,29 +103,34 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels: new TsKernels() }), heldOutExamples(seed, options.evalExamplesPerTask)));
     log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
     const parameterCount = trained.parameters.reduce((sum, { values }) => sum + values.length, 0);
-    return { seed, parameters: parameterCount, trainExamples: examples.length, trainTokens: trained.tokens, trainSeconds: trained.seconds, finalLoss: trained.finalLoss, heldOut, untrainedBaseline };
+    return { seed, parameters: parameterCount, trainExamples: examples.length, trainTokens: trained.tokens, trainSeconds: trained.seconds, trainCpuSeconds: trained.cpuSeconds, finalLoss: trained.finalLoss, heldOut, untrainedBaseline };
   } finally {
     fs.rmSync(initialDir, { recursive: true, force: true });
   }
 }
 
 /** Trains the weights of the checkpoint in `dir` on the rows; returns them with what training took. */
-async function trainWeights(dir: string, rows: TrainingRow[], options: BuildOptions): Promise<{ parameters: NamedParameter[]; tokens: number; seconds: number; finalLoss: number }> {
+async function trainWeights(dir: string, rows: TrainingRow[], options: BuildOptions): Promise<{ parameters: NamedParameter[]; tokens: number; seconds: number; cpuSeconds: number; finalLoss: number }> {
   const { schedule, log } = options;
   const trainer = await DataParallelTrainer.start(dir, options.threads);
   try {
     log(`training ${(trainer.parameterCount / 1e6).toFixed(2)}M parameters on ${options.threads} thread(s): ${schedule.steps} steps of ${schedule.examplesPerStep} examples`);
     let [tokens, finalLoss] = [0, 0];
     const started = performance.now();
+    // The process's CPU time covers the replica threads too.
+    const cpuStarted = process.cpuUsage();
     await runTraining(trainer, rows, schedule, (step) => {
       tokens += step.tokens;
       finalLoss = step.loss;
       if (step.step % 10 === 0 || step.step === schedule.steps - 1) {
         const seconds = (performance.now() - started) / 1000;
-        log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s`);
+        const cpu = process.cpuUsage(cpuStarted);
+        const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+        log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)`);
       }
     });
-    return { parameters: await trainer.parameters(), tokens, seconds: (performance.now() - started) / 1000, finalLoss };
+    const cpu = process.cpuUsage(cpuStarted);
+    return { parameters: await trainer.parameters(), tokens, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, finalLoss };
   } finally {
     await trainer.close();
   }

@@ -71,8 +71,8 @@ the tokenizer, the initial weights, ${schedule.steps} full-parameter AdamW steps
 (learning rate ${schedule.peakLearningRate} after ${schedule.warmupSteps} warm-up steps, cosine decay to ${schedule.finalLearningRateFraction} of it, gradient
 clipping at 1.0, loss on assistant turns only, ${report.trainTokens} tokens in all) on ${recipe.threads} data-parallel threads
 of the TypeScript kernels, and this evaluation. Final training loss ${report.finalLoss.toFixed(3)}. Training took
-${(report.trainSeconds / 60).toFixed(1)} minutes, the whole build ${(context.wallSeconds / 60).toFixed(1)} minutes (${context.machine}).
-The same seed and thread count give the same bytes on the same machine.
+${(report.trainSeconds / 60).toFixed(1)} minutes of wall time and ${(report.trainCpuSeconds / 60).toFixed(1)} CPU-minutes (all threads), the whole build
+${(context.wallSeconds / 60).toFixed(1)} minutes (${context.machine}). The same seed and thread count give the same bytes run after run (checked on one machine).
 `;
 }
 

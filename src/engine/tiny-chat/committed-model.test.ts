@@ -1,0 +1,39 @@
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { readModelConfig } from "../checkpoint/model-config.js";
+import { TsKernels } from "../kernels/ts/index.js";
+import { loadModel } from "../model/load.js";
+import { heldOutExamples } from "./build.js";
+import { accuracyByTask, evaluateExamples } from "./evaluate.js";
+import { TASK_NAMES } from "./examples.js";
+import { TINY_CHAT_RECIPE } from "./recipe.js";
+
+const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));
+
+/** The model `npm run model:build` wrote and the repository ships (it is not retrained here). */
+describe("the committed flywheel/tiny-chat", () => {
+  const report = JSON.parse(fs.readFileSync(`${dir}/eval.json`, "utf8")) as { parameters: number; seed: number; recipe: typeof TINY_CHAT_RECIPE };
+
+  it("is a Hugging Face qwen2 checkpoint under 20 MB, built by the committed recipe", () => {
+    for (const file of ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "eval.json", "README.md"]) expect(fs.existsSync(`${dir}/${file}`), file).toBe(true);
+    expect(fs.statSync(`${dir}/model.safetensors`).size).toBeLessThan(20 * 1024 * 1024);
+    const config = readModelConfig(dir);
+    expect(config.architecture).toBe("qwen2");
+    expect({ hidden: config.hiddenSize, layers: config.numLayers, positions: config.maxPositionEmbeddings }).toEqual({
+      hidden: TINY_CHAT_RECIPE.shape.hiddenSize,
+      layers: TINY_CHAT_RECIPE.shape.numLayers,
+      positions: TINY_CHAT_RECIPE.shape.maxPositionEmbeddings,
+    });
+    expect(report.recipe).toEqual(TINY_CHAT_RECIPE);
+  });
+
+  it("answers a sample of the held-out split far above chance through the engine, greedy", async () => {
+    const model = loadModel(dir, { kernels: new TsKernels() });
+    // Another sample than the build's own evaluation: the held-out stream of another seed.
+    const results = await evaluateExamples(model, heldOutExamples(TINY_CHAT_RECIPE.seed + 1, 8));
+    const byTask = accuracyByTask(results);
+    // Chance is near zero for every task (the untrained model scores 0); each must be right most of the time.
+    for (const task of TASK_NAMES) expect(byTask[task]!.accuracy, `${task}: ${JSON.stringify(results.filter((r) => r.example.task === task && !r.correct).map((r) => r.reply))}`).toBeGreaterThanOrEqual(0.5);
+  });
+});
