@@ -18,7 +18,7 @@ import { Rng } from "../src/engine/sampling/rng.js";
 import { LoraTrainer } from "../src/engine/train/lora-trainer.js";
 import { Trainer } from "../src/engine/train/trainer.js";
 import { packTokenizedResults } from "../src/engine/train/packing.js";
-import { resolveRlTrainConfig, rlLossOptions } from "../src/engine/train/config.js";
+import { resolveRlConfig, rlLossOptions } from "../src/engine/train/config.js";
 import type { SftRow } from "../src/engine/train/sft-tokenize.js";
 import type { TokenizedResult } from "../src/engine/train/tokenize-groups.js";
 
@@ -56,7 +56,7 @@ try {
     };
   });
   const row = packTokenizedResults(results, ROW, { padTokenId: 0, random: () => 0.5 }).rows[0]!;
-  const options = rlLossOptions(resolveRlTrainConfig({ learning_rate: 1e-4 }));
+  const options = rlLossOptions(resolveRlConfig({ learning_rate: 1e-4 }));
 
   // SFT: two sequences of half a row each, the second half of each trained.
   const sftRows: SftRow[] = [0, 1].map(() => {

@@ -32,6 +32,8 @@ export interface JobSettings {
   maxAttempts: number;
   /** A pause after training_started and after each gradient step (0 = none), to throttle jobs. */
   stepDelayMs: number;
+  /** How long a trainer thread keeps its base model loaded without a job before it stops. */
+  trainerIdleMs: number;
 }
 
 /** How the built-in inference engines schedule requests (unset numbers take the engine's defaults). */
@@ -127,6 +129,7 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
     leaseMs,
     maxAttempts: parseInteger(env.FLYWHEEL_JOB_MAX_ATTEMPTS ?? "3", "FLYWHEEL_JOB_MAX_ATTEMPTS", 1, 100),
     stepDelayMs: parseInteger(env.FLYWHEEL_TRAIN_STEP_DELAY_MS ?? "0", "FLYWHEEL_TRAIN_STEP_DELAY_MS", 0, 3_600_000),
+    trainerIdleMs: parseInteger(env.FLYWHEEL_TRAINER_IDLE_MS ?? "300000", "FLYWHEEL_TRAINER_IDLE_MS", 0, 86_400_000),
   };
 }
 

@@ -3,6 +3,8 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CheckpointTensors } from "../engine/checkpoint/tensors.js";
 import { makeTinyModel } from "../engine/fixtures/tiny-model.js";
+import { GgmlType } from "../engine/gguf/format.js";
+import { readGguf } from "../engine/gguf/reader.js";
 import { runCli } from "../testing/cli.js";
 import { UsageError } from "./args.js";
 import { modelsCommand } from "./models.js";
@@ -81,5 +83,38 @@ describe("flywheel models build-tiny-chat", () => {
     ] as const) {
       await expect(modelsCommand([...args]), args.join(" ")).rejects.toThrow(message);
     }
+  });
+});
+
+describe("flywheel models export-gguf", () => {
+  it("writes a GGUF file of the checkpoint", async () => {
+    const model = path.join(root, "to-export");
+    makeTinyModel(model, { architecture: "qwen2", dtype: "bf16", numLayers: 1 });
+    const out = path.join(root, "model.gguf");
+    const res = await runCli(["models", "export-gguf", "--model", model, "--out", out, "--dtype", "f16"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(new RegExp(`Wrote qwen2 in f16 \\(\\d+ tensors, \\d+ padding tokens for embedding rows the tokenizer does not define\\) to ${out}`));
+    const gguf = readGguf(out);
+    expect(gguf.metadata.get("general.file_type")?.value).toBe(1);
+    expect(gguf.tensors.find((tensor) => tensor.name === "blk.0.attn_q.weight")?.type).toBe(GgmlType.F16);
+  });
+
+  it("rejects bad options and checkpoints as usage errors, leaving no file behind", async () => {
+    const model = path.join(root, "broken");
+    makeTinyModel(model, { architecture: "llama", numLayers: 1 });
+    fs.rmSync(path.join(model, "model.safetensors"));
+    const out = path.join(root, "broken.gguf");
+    const cases: [string[], RegExp][] = [
+      [["export-gguf", "--out", out], /needs --model DIR/],
+      [["export-gguf", "--model", model], /needs --out FILE/],
+      [["export-gguf", "--model", model, "--out", out, "--dtype", "q4"], /--dtype must be f32, f16 or bf16, got 'q4'/],
+      [["export-gguf", "--model", root, "--out", out], /is not a checkpoint directory/],
+      [["export-gguf", "--model", model, "--out", out], /model.safetensors: is missing/],
+    ];
+    for (const [args, message] of cases) {
+      await expect(modelsCommand(args), args.join(" ")).rejects.toThrow(message);
+      await expect(modelsCommand(args)).rejects.toBeInstanceOf(UsageError);
+    }
+    expect(fs.existsSync(out)).toBe(false);
   });
 });

@@ -7,11 +7,13 @@ import { buildTinyChat, formatAccuracy } from "../engine/tiny-chat/build.js";
 import { writeModelCard } from "../engine/tiny-chat/model-card.js";
 import { TINY_CHAT_RECIPE, type TinyChatRecipe } from "../engine/tiny-chat/recipe.js";
 import { parseCommandArgs, UsageError } from "./args.js";
+import { exportGgufCommand, exportGgufUsage } from "./models-export-gguf.js";
 
 export const modelsUsage = `flywheel models make-tiny --arch llama|qwen2|qwen3 --out DIR [--seed N] [--dtype f32|f16|bf16]
     [--shards N] [--hidden N] [--layers N] [--heads N] [--kv-heads N] [--head-dim N]
-    [--intermediate N] [--bpe-vocab N] [--max-positions N] [--tie-embeddings true|false]
+    [--intermediate N] [--bpe-vocab N] [--vocab N] [--max-positions N] [--tie-embeddings true|false]
   writes a small random model in Hugging Face layout (deterministic for a seed)
+${exportGgufUsage}
 
 flywheel models build-tiny-chat [--out DIR] [--seed N] [--steps N] [--examples-per-step N]
     [--threads N] [--eval-examples N]
@@ -27,6 +29,7 @@ const SIZE_FLAGS = {
   "head-dim": "headDim",
   intermediate: "intermediateSize",
   "bpe-vocab": "bpeVocabSize",
+  vocab: "vocabSize",
   "max-positions": "maxPositionEmbeddings",
   shards: "shards",
 } as const satisfies Record<string, keyof TinyModelOptions>;
@@ -34,6 +37,7 @@ const SIZE_FLAGS = {
 export async function modelsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
   if (action === "build-tiny-chat") return buildTinyChatCommand(rest);
+  if (action === "export-gguf") return exportGgufCommand(rest);
   if (action !== "make-tiny") throw new UsageError(modelsUsage);
   const stringOptions = Object.fromEntries([...Object.keys(SIZE_FLAGS), "arch", "out", "seed", "dtype", "tie-embeddings"].map((name) => [name, { type: "string" as const }]));
   const { values } = parseCommandArgs(rest, stringOptions);

@@ -7,6 +7,7 @@ import { listJobEvents } from "../store/job-events.js";
 import { writeBaseModelDir } from "../testing/app.js";
 import { startServer } from "../testing/cli.js";
 import { makeTempDir, openTestStore, testDialects } from "../testing/stores.js";
+import { tinyModel } from "../testing/models.js";
 import { flatGroups } from "../testing/training.js";
 
 const key = "worker-test-key-0123456789";
@@ -38,8 +39,8 @@ function startWorker(dataDir: string, env: Record<string, string>): Promise<{ ch
  * directory as a `serve --no-worker`; each job runs exactly once. PostgreSQL is the scale path;
  * SQLite in WAL mode shares its file between processes of one machine the same way.
  */
-describe.each(testDialects)("two flywheel worker processes on %s", (dialect) => {
-  it("run every job exactly once, one model's jobs in order", async () => {
+describe.each(testDialects)("flywheel worker processes on %s", (dialect) => {
+  it("two of them run every job exactly once, one model's jobs in order", async () => {
     const store = await openTestStore(dialect, makeTempDir());
     const dataDir = store.dataDir;
     writeBaseModelDir(path.join(dataDir, "models"), "test/base");
@@ -91,6 +92,46 @@ describe.each(testDialects)("two flywheel worker processes on %s", (dialect) => 
       expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
     } finally {
       for (const worker of workers) worker.child.kill("SIGKILL");
+      server.child.kill("SIGKILL");
+      await server.exited;
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("trains for real in a trainer thread of the worker process", async () => {
+    const store = await openTestStore(dialect, makeTempDir());
+    const dataDir = store.dataDir;
+    fs.cpSync(tinyModel("qwen2").dir, path.join(dataDir, "models", "tiny", "qwen2"), { recursive: true });
+    const env: Record<string, string> = { FLYWHEEL_API_KEY: key, FLYWHEEL_LOG_LEVEL: "warn", ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}) };
+    const server = await startServer(["--data-dir", dataDir, "--no-worker"], env);
+    let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+    try {
+      const post = async (url: string, body: unknown) => {
+        const res = await fetch(`${server.url}${url}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+        return (await res.json()) as { id: string; url: string };
+      };
+      const model = await post("/v1/preview/models", { project: "p", name: "real", base_model: "tiny/qwen2" });
+      const row = JSON.stringify({ messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] });
+      const artifact = await post("/v1/preview/artifacts", { project: "p", name: "data", files: [{ name: "train.jsonl", text: `${row}\n${row}\n${row}\n${row}\n` }] });
+      const job = await post("/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: artifact.url, config: { learning_rate: 1e-2 } });
+      worker = await startWorker(dataDir, { ...env, FLYWHEEL_JOB_POLL_MS: "50" });
+      const deadline = Date.now() + 60_000;
+      let status = "queued";
+      while (status === "queued" || status === "running") {
+        if (Date.now() > deadline) throw new Error("the job did not finish");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = (await store.db.selectFrom("training_jobs").select("status").where("id", "=", job.id).executeTakeFirstOrThrow()).status;
+      }
+      expect(status).toBe("succeeded");
+      const events = await listJobEvents(store.db, job.id);
+      expect(events.map((event) => event.type)).toEqual(["training_started", "gradient_step", "gradient_step", "training_ended"]);
+      const checkpoint = await store.db.selectFrom("checkpoints").select("files").where("model_id", "=", model.id).executeTakeFirstOrThrow();
+      expect(Object.keys(JSON.parse(checkpoint.files!)).sort()).toEqual(["adapter_config.json", "adapter_model.safetensors", "optimizer.safetensors"]);
+      worker.child.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+    } finally {
+      worker?.child.kill("SIGKILL");
       server.child.kill("SIGKILL");
       await server.exited;
       await store.close();

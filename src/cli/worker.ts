@@ -8,8 +8,10 @@ export const workerUsage = `flywheel worker [--data-dir DIR]
 
 Runs training jobs from the database (DATABASE_URL, or the SQLite file in the data dir) and the
 data dir's blob store, which it shares with 'flywheel serve --no-worker' and other workers.
+Jobs train in a thread per base model, which keeps the model loaded between jobs.
 Environment: FLYWHEEL_WORKER_CONCURRENCY (2), FLYWHEEL_JOB_POLL_MS (1000), FLYWHEEL_JOB_LEASE_MS
-(30000), FLYWHEEL_JOB_MAX_ATTEMPTS (3), FLYWHEEL_TRAIN_STEP_DELAY_MS (0), FLYWHEEL_MODELS.`;
+(30000), FLYWHEEL_JOB_MAX_ATTEMPTS (3), FLYWHEEL_TRAIN_STEP_DELAY_MS (0), FLYWHEEL_TRAINER_IDLE_MS
+(300000), FLYWHEEL_MODELS, FLYWHEEL_KERNELS.`;
 
 export async function workerCommand(args: string[]): Promise<void> {
   const { values } = parseCommandArgs(args, { "data-dir": { type: "string" } });

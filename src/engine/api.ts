@@ -1,3 +1,4 @@
+import type { ChatTemplates } from "./checkpoint/tokenizer-config.js";
 import type { SamplingParams } from "./sampling/params.js";
 import type { StructuredConstraint } from "./structured/types.js";
 import type { Tokenizer } from "./tokenizer/types.js";
@@ -71,7 +72,8 @@ export interface ModelInfo {
   maxModelLen: number;
   /** The model's own vocabulary size (embedding rows), ≥ tokenizer.vocabSize. */
   vocabSize: number;
-  chatTemplate: string | undefined;
+  /** The default chat template and any named ones (`tool_use`, …) from tokenizer_config.json / chat_template.jinja. */
+  chatTemplates: ChatTemplates;
   /** Resolved defaults from generation_config.json (temperature, top_p, top_k, min_p, repetition_penalty, max_tokens…). */
   generationDefaults: Record<string, number>;
   /** EOS ids: the tokenizer's plus generation_config.json's extra ones. */

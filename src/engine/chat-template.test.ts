@@ -141,6 +141,12 @@ describe("template variables and helpers", () => {
     expect(rendered).toBe("<server>|server|request|3|true|Doc");
   });
 
+  it("defines tools and documents as none when absent, as transformers does (Mistral-style `is not none` guards)", () => {
+    const template = "{% if tools is not none %}{% for t in tools %}({{ t }}){% endfor %}{% else %}no tools{% endif %}|{{ documents is none }}|{{ tools is defined }}";
+    expect(renderChatTemplate(template, { messages: [] })).toBe("no tools|true|true");
+    expect(renderChatTemplate(template, { messages: [], tools: ["a"], documents: [{ title: "d" }] })).toBe("(a)|false|true");
+  });
+
   it("turns raise_exception into an error carrying its message", () => {
     const error = errorOf(() => renderChatTemplate(CHATML_TEMPLATE, { messages: [{ role: "robot", content: "beep" }] }));
     expect(error.kind).toBe("raised");

@@ -81,10 +81,15 @@ export function renderChatTemplate(template: string, request: ChatTemplateReques
   return continueFinalMessage ? cutAfterFinalMessage(rendered, messages) : rendered;
 }
 
-/** Precedence, low to high: special tokens < server defaults < tools < request kwargs < explicit fields. */
+/**
+ * Precedence, low to high: special tokens < server defaults < tools < request kwargs < explicit
+ * fields. `tools` and `documents` are always defined, as none when absent (transformers passes
+ * them so): templates test `tools is not none`, which an undefined variable would pass.
+ */
 function templateVariables(request: ChatTemplateRequest): Record<string, unknown> {
   const variables: Record<string, unknown> = { ...request.specialTokens, ...request.defaultKwargs };
-  if (request.tools !== undefined && request.tools !== null) variables.tools = request.tools;
+  variables.tools = request.tools ?? null;
+  variables.documents = null;
   Object.assign(variables, request.kwargs);
   const explicit: Record<string, unknown> = {
     add_generation_prompt: request.addGenerationPrompt ?? false,

@@ -4,7 +4,6 @@ import type { Config } from "../config.js";
 import type { ModelCatalog } from "../engine/catalog.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
-import type { CallHeaderLookup } from "../store/trace/call-lookup.js";
 import { requireApiKey } from "./auth.js";
 import type { ChatEngines } from "./chat/engines.js";
 import { chatRoutes } from "./chat/index.js";
@@ -22,8 +21,6 @@ export interface AppServices {
   store: Store;
   blobs: BlobStore;
   catalog: ModelCatalog;
-  /** Headers of trace calls, for annotation queue items; until the calls store provides it, none are found. */
-  traceCalls?: CallHeaderLookup;
   /** The inference engines behind /v1/chat/completions; without them the endpoint answers 503. */
   engines?: ChatEngines;
   /** Called after a training job is queued, so an in-process worker can start it without waiting for its next poll. */

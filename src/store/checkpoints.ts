@@ -109,3 +109,12 @@ export async function mergeCheckpointMetrics(db: Kysely<Database>, modelId: stri
     }
   }
 }
+
+/** One logged metric over a model's checkpoints up to `maxStep`, in step order (steps without it are left out). */
+export async function checkpointMetricHistory(db: Kysely<Database>, modelId: string, metric: string, maxStep: number): Promise<{ step: number; value: number }[]> {
+  const rows = await db.selectFrom("checkpoints").select(["step", "metrics"]).where("model_id", "=", modelId).where("step", "<=", maxStep).orderBy("step").execute();
+  return rows.flatMap((row) => {
+    const value = decodeJson<Record<string, unknown>>(row.metrics)[metric];
+    return typeof value === "number" && Number.isFinite(value) ? [{ step: row.step, value }] : [];
+  });
+}

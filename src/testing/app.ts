@@ -3,12 +3,13 @@ import path from "node:path";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { loadConfig } from "../config.js";
 import { ModelCatalog } from "../engine/catalog.js";
-import { EngineRegistry } from "../engine/runtime/engine-registry.js";
+import type { EngineRegistry } from "../engine/runtime/engine-registry.js";
+import { createEngineRegistry } from "../cli/open-services.js";
 import { type AppServices, buildApp } from "../server/app.js";
 import { renderWithModelTemplate } from "../server/chat/engine-template.js";
 import type { Trainer } from "../worker/trainer.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
-import { LocalBlobStore } from "../store/blobs.js";
+import { type BlobStore, LocalBlobStore } from "../store/blobs.js";
 import type { DialectName } from "../store/db.js";
 import { createApiKey } from "../store/keys.js";
 import { openTestStore, type TestStore } from "./stores.js";
@@ -18,6 +19,8 @@ export interface TestApp {
   /** The engines behind the chat endpoint, when the app was started with `servedModels`. */
   engines: EngineRegistry | undefined;
   store: TestStore;
+  /** The blob store the app uses (checkpoint files, artifacts). */
+  blobs: BlobStore;
   dataDir: string;
   /** Keys of two entities, to prove tenant isolation. */
   keys: { alice: string; bob: string };
@@ -59,7 +62,8 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const served = Object.entries(options.servedModels ?? {});
   for (const [id, dir] of served) fs.cpSync(dir, path.join(store.dataDir, "models", ...id.split("/")), { recursive: true });
   const catalog = new ModelCatalog(config.modelDirs);
-  const engines = served.length > 0 ? new EngineRegistry(catalog, { priorityModels: config.engine.priorityModels }) : undefined;
+  // Configured as `serve` configures them (FLYWHEEL_PRIORITY_MODELS, FLYWHEEL_MAX_NUM_SEQS, …, from `env`).
+  const engines = served.length > 0 ? createEngineRegistry(config, catalog) : undefined;
   const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
   if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
   const app = await buildApp(services);
@@ -81,6 +85,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
     app,
     engines,
     store,
+    blobs: services.blobs,
     dataDir: store.dataDir,
     keys: { alice, bob },
     worker,

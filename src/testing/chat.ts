@@ -79,7 +79,7 @@ export function byteModel(info: Partial<ModelInfo> = {}): TemplateModel & { toke
       architecture: "qwen2",
       maxModelLen: 256,
       vocabSize: tokenizer.vocabSize + 8,
-      chatTemplate: CHATML_TEMPLATE,
+      chatTemplates: { default: CHATML_TEMPLATE, named: {} },
       generationDefaults: {},
       eosTokenIds: [tokenizer.eosTokenId],
       templateSpecialTokens: { eos_token: tokenizer.tokenString(tokenizer.eosTokenId) },

@@ -59,3 +59,17 @@ export function startOf(project: string, fields: Record<string, unknown> = {}): 
 export function endOf(project: string, id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return { project_id: project, id, ended_at: "2024-05-01T12:00:01.000Z", summary: {}, output: null, ...fields };
 }
+
+/**
+ * Polls `probe` until it returns a value (not undefined), for work the server finishes after
+ * answering (server-side evaluations and scorings); fails after `timeoutMs`.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -3,7 +3,8 @@ import { decodeJson } from "../store/json.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
 import { parseSftRows } from "./sft-data.js";
 import type { RlWork, SftWork } from "./trainer.js";
-import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
+import type { RlTrainingConfig } from "../engine/train/config.js";
+import type { SftTrainingConfig } from "../engine/train/sft-config.js";
 import type { TrajectoryGroup } from "./trajectories.js";
 
 /** What an RL job stores as its input: the validated trajectory groups. */
@@ -31,5 +32,5 @@ export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore): Promis
   const input = decodeJson<SftJobInput>(job.input);
   const text = (await blobs.get(input.data_file.digest)).toString("utf8");
   const metadata = input.metadata_file ? JSON.parse((await blobs.get(input.metadata_file.digest)).toString("utf8")) : null;
-  return { kind: "sft", rows: parseSftRows(text, input.data_file.name), config: decodeJson<SftTrainingConfig>(job.config), metadata };
+  return { kind: "sft", rows: parseSftRows(text, input.data_file.name), fileName: input.data_file.name, config: decodeJson<SftTrainingConfig>(job.config), metadata };
 }

@@ -1,5 +1,7 @@
 import type { ModelCatalog } from "../engine/catalog.js";
+import { klReferenceStep } from "../engine/train/config.js";
 import type { BlobStore } from "../store/blobs.js";
+import { checkpointMetricHistory } from "../store/checkpoints.js";
 import type { Store } from "../store/db.js";
 import { type Lease, LeaseLostError } from "../store/job-leases.js";
 import { beginJob, type CheckpointState, commitJobCheckpoint, failJob, MissingCheckpointError, recordJobEvent } from "../store/job-lifecycle.js";
@@ -8,7 +10,6 @@ import type { TrainingJobRow } from "../store/training-jobs.js";
 import { type JobWork, loadJobWork } from "./job-input.js";
 import { SftDataError } from "./sft-data.js";
 import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
-import { klReferenceStep } from "./training-config.js";
 import { summarizeTrainability } from "./trajectories.js";
 
 export interface JobRunnerDeps {
@@ -55,6 +56,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     if (!deps.trainer) {
       throw new JobFailure(`this server has no trainer installed for base model '${model.base_model}'; only jobs with nothing to train (no reward variance) can run`);
     }
+    const scalesByRewardStdDev = work.kind === "rl" && work.config.scale_learning_rate_by_reward_std_dev;
     const run: TrainingRun = {
       jobId: job.id,
       model: { id: model.id, entity: model.entity, project: model.project, name: model.name, baseModel: model.base_model },
@@ -63,6 +65,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
       klReference: reference,
       blobs: deps.blobs,
       work,
+      rewardStdDevHistory: scalesByRewardStdDev ? await checkpointMetricHistory(db, model.id, "train/reward_std_dev", base.step) : [],
       signal,
     };
     const adapter = await followTrainer(deps, lease, deps.trainer.train(run), signal);

@@ -1,8 +1,11 @@
 import type { CatalogEntry } from "../engine/catalog.js";
+import type { TrainerUpdate } from "../engine/train/job/types.js";
+import type { StepValue } from "../engine/train/learning-rate.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js";
 import type { SftRow } from "./sft-data.js";
-import type { RlTrainingConfig, SftTrainingConfig } from "./training-config.js";
+import type { RlTrainingConfig } from "../engine/train/config.js";
+import type { SftTrainingConfig } from "../engine/train/sft-config.js";
 import type { TrajectoryGroup } from "./trajectories.js";
 
 /**
@@ -13,6 +16,8 @@ import type { TrajectoryGroup } from "./trajectories.js";
  */
 export interface Trainer {
   train(run: TrainingRun): AsyncIterable<TrainerUpdate>;
+  /** Releases what the trainer holds (threads, loaded models) when its worker stops. */
+  close?(): Promise<void>;
 }
 
 export interface TrainingRun {
@@ -27,6 +32,11 @@ export interface TrainingRun {
   /** Checkpoint files are blob digests in this store; `localPath` gives a readable file. */
   blobs: BlobStore;
   work: RlWork | SftWork;
+  /**
+   * `train/reward_std_dev` logged on the model's checkpoints up to the starting step, one value
+   * per step, for RL jobs with `scale_learning_rate_by_reward_std_dev` (§5.6); empty otherwise.
+   */
+  rewardStdDevHistory: StepValue[];
   /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */
   signal: AbortSignal;
 }
@@ -40,6 +50,8 @@ export interface RlWork {
 export interface SftWork {
   kind: "sft";
   rows: SftRow[];
+  /** The artifact file the rows come from (for messages). */
+  fileName: string;
   config: SftTrainingConfig;
   /** The artifact's metadata.json, when it has one. */
   metadata: unknown;
@@ -50,9 +62,4 @@ export interface SftWork {
  * steps it will take), then exactly that many `gradient_step`s, then one `finished`. The runner
  * turns them into the job's events and refuses any other order.
  */
-export type TrainerUpdate =
-  | { type: "started"; numSequences: number }
-  /** Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …). */
-  | { type: "gradient_step"; metrics: Record<string, number> }
-  /** The new PEFT adapter (file name → bytes), or null when nothing was trainable (weights unchanged). */
-  | { type: "finished"; adapter: Record<string, Uint8Array> | null };
+export type { TrainerUpdate };

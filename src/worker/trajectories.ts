@@ -1,29 +1,19 @@
+import { rewardsHaveZeroVariance } from "../engine/train/advantages.js";
+import { type ChatMessage, type ChatTool, type HistoryItem, isChoice, isTrainableItem } from "../engine/train/trajectory.js";
+
 /**
- * Trajectory groups as a job stores them (spec/training.md §4), and the checks the job runner makes
- * before it calls a trainer: which groups and trajectories could train at all (§5.2, §6 step 1).
+ * Trajectory groups as a job stores them (spec/training.md §4: the engine's trajectory types with
+ * every default filled in), and the checks the job runner makes before it calls a trainer: which
+ * groups and trajectories could train at all (§5.2, §6 step 1).
  */
 
-/** A plain chat message (OpenAI format): any keys, `role` always present. */
-export interface ChatMessage {
-  role: string;
-  content?: unknown;
-  [key: string]: unknown;
-}
-
-/** A sampled completion choice as the OpenAI SDK dumps it; only these are trained on by default. */
-export interface ChoiceItem {
-  message: { role?: string; content?: string | null; tool_calls?: unknown[] | null; [key: string]: unknown };
-  logprobs?: { content?: unknown[] | null; refusal?: unknown[] | null; [key: string]: unknown } | null;
-  finish_reason?: string | null;
-  index?: number;
-  [key: string]: unknown;
-}
-
-export type TrajectoryItem = ChatMessage | ChoiceItem;
+export { isChoice };
+export type { ChatMessage };
+export type TrajectoryItem = HistoryItem;
 
 export interface History {
   messages_and_choices: TrajectoryItem[];
-  tools: unknown[] | null;
+  tools: ChatTool[] | null;
 }
 
 export interface Trajectory extends History {
@@ -44,21 +34,9 @@ export interface TrajectoryGroup {
   [key: string]: unknown;
 }
 
-/** The §4.2 discriminator: a Choice is an object with a `message` object and no top-level `role`. */
-export function isChoice(item: unknown): item is ChoiceItem {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) return false;
-  const record = item as Record<string, unknown>;
-  return !("role" in record) && typeof record.message === "object" && record.message !== null && !Array.isArray(record.message);
-}
-
-/** Rewards that differ by at most this much count as equal (ART's `rewards_have_zero_variance`). */
-const EQUAL_REWARD_TOLERANCE = 1e-12;
-
-/** A group can train only with ≥ 2 trajectories whose rewards are not all equal. */
+/** A group can train only with ≥ 2 trajectories whose rewards are not all equal (within 1e-12). */
 export function groupRewardsVary(group: Pick<TrajectoryGroup, "trajectories">): boolean {
-  const rewards = group.trajectories.map((trajectory) => trajectory.reward);
-  if (rewards.length < 2) return false;
-  return Math.max(...rewards) - Math.min(...rewards) > EQUAL_REWARD_TOLERANCE;
+  return !rewardsHaveZeroVariance(group.trajectories.map((trajectory) => trajectory.reward));
 }
 
 /**
@@ -67,12 +45,7 @@ export function groupRewardsVary(group: Pick<TrajectoryGroup, "trajectories">): 
  */
 export function hasTrainableItem(trajectory: History & { additional_histories?: History[] }, allowWithoutLogprobs: boolean): boolean {
   const histories = [trajectory, ...(trajectory.additional_histories ?? [])];
-  return histories.some((history) =>
-    history.messages_and_choices.some((item) => {
-      if (isChoice(item)) return allowWithoutLogprobs || (item.logprobs !== null && item.logprobs !== undefined);
-      return allowWithoutLogprobs && item.role === "assistant";
-    }),
-  );
+  return histories.some((history) => history.messages_and_choices.some((item) => isTrainableItem(item, allowWithoutLogprobs)));
 }
 
 export interface TrainabilitySummary {

@@ -64,13 +64,14 @@ export class JobWorker {
     void this.tick();
   }
 
-  /** Stops claiming, aborts the jobs in progress and gives them back (requeued or failed). */
+  /** Stops claiming, aborts the jobs in progress, gives them back (requeued or failed) and closes the trainer. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     const jobs = [...this.running.values()];
     for (const job of jobs) job.controller.abort(new Error("worker shutting down"));
     await Promise.allSettled(jobs.map((job) => job.done));
+    await this.deps.trainer?.close?.();
   }
 
   get activeJobIds(): string[] {

@@ -1,13 +1,58 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import type { KernelAddon, SimdChoice } from "./native/addon.js";
+import { NativeKernels } from "./native/index.js";
 import type { Kernels } from "./types.js";
 
 /** Why the native kernels could not be used; the message is shown to the operator as is. */
 export class NativeKernelsUnavailable extends Error {}
 
+/** Where `npm ci` (native/build-addon.js) puts the addon; the same depth from src/ and dist/. */
+export const ADDON_PATH = fileURLToPath(new URL("../../../native/build/Release/flywheel_kernels.node", import.meta.url));
+
+let addon: KernelAddon | undefined;
+let shared: NativeKernels | undefined;
+
+/** The addon module itself (loaded once per thread), or NativeKernelsUnavailable saying why not. */
+export function loadKernelAddon(): KernelAddon {
+  if (addon) return addon;
+  if (!fs.existsSync(ADDON_PATH)) throw new NativeKernelsUnavailable("the native kernel addon is not built (`npm run build:native` builds it and shows why it failed)");
+  try {
+    addon = createRequire(import.meta.url)(ADDON_PATH) as KernelAddon;
+  } catch (error) {
+    throw new NativeKernelsUnavailable(`the native kernel addon failed to load: ${(error as Error).message}`);
+  }
+  return addon;
+}
+
+export interface LoadNativeKernelsOptions {
+  /** Pool threads, the caller included. Default FLYWHEEL_THREADS, else the machine's available parallelism. */
+  threads?: number;
+  simd?: SimdChoice;
+  env?: Record<string, string | undefined>;
+}
+
 /**
- * Loads the native kernel addon (C++, SIMD, threads), built by node-gyp at install. That addon is
- * not part of this build yet, so this always reports it unavailable; the addon's loader replaces
- * this function and keeps its contract: return the kernels or throw NativeKernelsUnavailable.
+ * The native kernel backend (C++, SIMD, a thread pool), or NativeKernelsUnavailable when the addon
+ * is not built or cannot load. Without options, one instance is shared per thread, so every model
+ * a thread loads runs on the same pool.
  */
-export function loadNativeKernels(): Kernels {
-  throw new NativeKernelsUnavailable("the native kernel addon is not built");
+export function loadNativeKernels(options: LoadNativeKernelsOptions = {}): Kernels {
+  const kernelAddon = loadKernelAddon();
+  const defaults = options.threads === undefined && options.simd === undefined;
+  if (defaults && shared) return shared;
+  const threads = options.threads ?? threadsFromEnv(options.env ?? process.env);
+  const kernels = new NativeKernels(kernelAddon, { threads, simd: options.simd });
+  if (defaults) shared = kernels;
+  return kernels;
+}
+
+/** FLYWHEEL_THREADS (a positive integer) or the number of CPUs this process may use. */
+export function threadsFromEnv(env: Record<string, string | undefined>): number {
+  const value = env.FLYWHEEL_THREADS;
+  if (value === undefined || value === "") return os.availableParallelism();
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`FLYWHEEL_THREADS must be a positive integer, got ${JSON.stringify(value)}`);
+  return Number(value);
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { describeNative } from "../../testing/native.js";
+import { NativeKernelsUnavailable, threadsFromEnv } from "./native-loader.js";
 import { parseKernelsChoice, selectKernels } from "./select.js";
+
+const notBuilt = () => {
+  throw new NativeKernelsUnavailable("the native kernel addon is not built");
+};
 
 describe("selectKernels", () => {
   it("uses the TS kernels when asked, silently", () => {
@@ -11,16 +17,37 @@ describe("selectKernels", () => {
   it("falls back to the TS kernels with one message when the native addon is unavailable", () => {
     const warnings: string[] = [];
     const warn = (message: string) => warnings.push(message);
-    expect(selectKernels({ env: {}, warn }).name).toBe("ts");
-    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "auto" }, warn }).name).toBe("ts");
+    expect(selectKernels({ env: {}, warn, loadNative: notBuilt }).name).toBe("ts");
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "auto" }, warn, loadNative: notBuilt }).name).toBe("ts");
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/using the TypeScript reference kernels .* because the native kernel addon is not built; set FLYWHEEL_KERNELS=ts/);
   });
 
   it("refuses FLYWHEEL_KERNELS=native without the addon, and unknown values", () => {
-    expect(() => selectKernels({ env: { FLYWHEEL_KERNELS: "native" } })).toThrow(/FLYWHEEL_KERNELS=native, but the native kernels are unavailable: the native kernel addon is not built/);
+    expect(() => selectKernels({ env: { FLYWHEEL_KERNELS: "native" }, loadNative: notBuilt })).toThrow(
+      /FLYWHEEL_KERNELS=native, but the native kernels are unavailable: the native kernel addon is not built/,
+    );
     expect(() => parseKernelsChoice("gpu")).toThrow(/FLYWHEEL_KERNELS must be "ts" or "native" \(or unset\), got "gpu"/);
     expect(parseKernelsChoice(undefined)).toBe("auto");
     expect(parseKernelsChoice("")).toBe("auto");
+  });
+
+  it("sizes the native pool from FLYWHEEL_THREADS or the machine", () => {
+    expect(threadsFromEnv({ FLYWHEEL_THREADS: "3" })).toBe(3);
+    expect(threadsFromEnv({})).toBeGreaterThanOrEqual(1);
+    expect(() => threadsFromEnv({ FLYWHEEL_THREADS: "0" })).toThrow(/FLYWHEEL_THREADS must be a positive integer, got "0"/);
+    expect(() => threadsFromEnv({ FLYWHEEL_THREADS: "two" })).toThrow(/FLYWHEEL_THREADS/);
+  });
+});
+
+describeNative("selectKernels with the native addon built", () => {
+  it("picks the native kernels by default and on request, silently", () => {
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const chosen = selectKernels({ env: {}, warn });
+    expect(chosen.name).toBe("native");
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "native" }, warn })).toBe(chosen); // one shared instance per thread
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts" }, warn }).name).toBe("ts");
+    expect(warnings).toEqual([]);
   });
 });

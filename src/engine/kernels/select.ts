@@ -9,6 +9,8 @@ export interface SelectKernelsOptions {
   env?: Record<string, string | undefined>;
   /** Where the one fallback message goes (default: console.warn). */
   warn?: (message: string) => void;
+  /** Loads the native backend (default: loadNativeKernels); tests substitute a failing one. */
+  loadNative?: () => Kernels;
 }
 
 let fallbackReported = false;
@@ -22,7 +24,7 @@ export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
   const choice = parseKernelsChoice((options.env ?? process.env).FLYWHEEL_KERNELS);
   if (choice === "ts") return new TsKernels();
   try {
-    return loadNativeKernels();
+    return (options.loadNative ?? loadNativeKernels)();
   } catch (error) {
     const reason = error instanceof NativeKernelsUnavailable ? error.message : `it failed to load: ${(error as Error).message}`;
     if (choice === "native") throw new Error(`FLYWHEEL_KERNELS=native, but the native kernels are unavailable: ${reason}`);

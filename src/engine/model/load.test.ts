@@ -42,7 +42,7 @@ describe("loadModel", () => {
       architecture: "qwen2",
       maxModelLen: 2048,
       vocabSize: 576,
-      chatTemplate: CHATML_TEMPLATE,
+      chatTemplates: { default: CHATML_TEMPLATE, named: {} },
       generationDefaults: model.generationDefaults,
       eosTokenIds: model.eosTokenIds,
       templateSpecialTokens: model.templateSpecialTokens,

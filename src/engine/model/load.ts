@@ -103,7 +103,7 @@ export function modelInfo(id: string, model: ModelFiles, options: { prioritySche
     architecture: model.config.architecture,
     maxModelLen: model.config.maxPositionEmbeddings,
     vocabSize: model.config.vocabSize,
-    chatTemplate: model.chatTemplates.default,
+    chatTemplates: model.chatTemplates,
     generationDefaults: model.generationDefaults,
     eosTokenIds: model.eosTokenIds,
     templateSpecialTokens: model.templateSpecialTokens,

@@ -1,5 +1,5 @@
 import type { Worker } from "node:worker_threads";
-import { spawnModuleWorker } from "../threads.js";
+import { spawnModuleThread } from "../thread-spawn.js";
 import { EngineError, fromWireError } from "./errors.js";
 import type { RequestUpdate } from "./engine-core.js";
 import type { EngineCall, EngineThreadInit, FromEngineThread, ToEngineThread } from "./protocol.js";
@@ -32,7 +32,7 @@ export class EngineThread {
     private readonly init: EngineThreadInit,
     handlers: EngineThreadHandlers,
   ) {
-    this.worker = spawnWorker(init);
+    this.worker = spawnModuleThread(import.meta.url, "./engine-worker", { workerData: init });
     let settleReady: { resolve(): void; reject(error: Error): void };
     this.ready = new Promise((resolve, reject) => (settleReady = { resolve, reject }));
     // Nobody may be waiting for `ready` when a crash rejects it; the crash is reported through `stopped`.
@@ -104,9 +104,4 @@ export class EngineThread {
     if (message.ok) call.resolve(message.value);
     else call.reject(fromWireError(message.error));
   }
-}
-
-/** Starts `engine-worker` in a new thread (the compiled `.js`, or the `.ts` source under tsx). */
-function spawnWorker(init: EngineThreadInit): Worker {
-  return spawnModuleWorker(import.meta.url, "./engine-worker", init);
 }

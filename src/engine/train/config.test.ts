@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ExperimentalConfigSchema, klReferenceStep, resolveRlTrainConfig, rlLossOptions } from "./config.js";
+import { ExperimentalConfigSchema, klReferenceStep, RL_CONFIG_DEFAULTS, resolveRlConfig, rlLossOptions } from "./config.js";
 
 // What ART's serverless client sends with its defaults: every key, unset ones as null.
 const ART_DEFAULTS = {
@@ -30,55 +30,58 @@ const ART_DEFAULTS = {
   truncated_importance_sampling: null,
 } as const;
 
-describe("resolveRlTrainConfig", () => {
+describe("resolveRlConfig", () => {
   it("gives the §5.1 defaults for an absent config, all nulls and ART's defaults alike", () => {
-    const expected = {
-      learningRate: 5e-6,
-      objective: "cispo",
+    const expected = { ...RL_CONFIG_DEFAULTS, epsilon: 1.0, epsilon_high: 4.0 };
+    expect(expected).toEqual({
+      learning_rate: 5e-6,
+      loss_fn: "cispo",
       epsilon: 1.0,
-      epsilonHigh: 4.0,
-      importanceSamplingLevel: "token",
-      scaleRewards: true,
-      advantageBalance: 0,
-      allowTrainingWithoutLogprobs: false,
-      maskProbRatio: false,
-      maxImportanceSamplingWeight: null,
-      kimiK2Tau: null,
-      truncatedImportanceSampling: null,
-      precalculateLogprobs: false,
-      klPenaltyCoef: 0,
-      klPenaltySource: "current_learner",
-      klReference: { kind: "base" },
-      numTrajectoriesLearningRateMultiplierPower: 0,
-      scaleLearningRateByRewardStdDev: false,
-      packedSequenceLength: null,
-      logprobCalculationChunkSize: 1024,
-      plotTensors: false,
-    };
-    expect(resolveRlTrainConfig(undefined)).toEqual(expected);
-    expect(resolveRlTrainConfig(null)).toEqual(expected);
-    expect(resolveRlTrainConfig(Object.fromEntries(Object.keys(ART_DEFAULTS).map((key) => [key, null])))).toEqual(expected);
-    expect(resolveRlTrainConfig(ART_DEFAULTS)).toEqual(expected);
+      epsilon_high: 4.0,
+      importance_sampling_level: "token",
+      scale_rewards: true,
+      advantage_balance: 0,
+      allow_training_without_logprobs: false,
+      mask_prob_ratio: false,
+      max_negative_advantage_importance_sampling_weight: null,
+      kimi_k2_tau: null,
+      truncated_importance_sampling: null,
+      precalculate_logprobs: false,
+      kl_penalty_coef: 0,
+      kl_penalty_source: "current_learner",
+      kl_penalty_reference_step: null,
+      kl_penalty_step_lag: null,
+      num_trajectories_learning_rate_multiplier_power: 0,
+      scale_learning_rate_by_reward_std_dev: false,
+      packed_sequence_length: null,
+      logprob_calculation_chunk_size: 1024,
+      plot_tensors: false,
+    });
+    expect(resolveRlConfig(undefined)).toEqual(expected);
+    expect(resolveRlConfig(null)).toEqual(expected);
+    expect(resolveRlConfig(Object.fromEntries(Object.keys(ART_DEFAULTS).map((key) => [key, null])))).toEqual(expected);
+    expect(resolveRlConfig(ExperimentalConfigSchema.parse(ART_DEFAULTS))).toEqual(expected);
   });
 
   it("ignores unknown keys (older and newer clients)", () => {
-    expect(resolveRlTrainConfig({ learning_rate: 1e-4, some_future_knob: 3 } as never).learningRate).toBe(1e-4);
+    const parsed = ExperimentalConfigSchema.parse({ learning_rate: 1e-4, some_future_knob: 3 });
+    expect(resolveRlConfig(parsed)).not.toHaveProperty("some_future_knob");
+    expect(resolveRlConfig(parsed).learning_rate).toBe(1e-4);
   });
 
   it("defaults the clip range by objective", () => {
-    expect(resolveRlTrainConfig({ ppo: true })).toMatchObject({ objective: "ppo", epsilon: 0.2, epsilonHigh: 0.2 });
-    expect(resolveRlTrainConfig({ loss_fn: "ppo", ppo: true, epsilon: 0.1 })).toMatchObject({ epsilon: 0.1, epsilonHigh: 0.1 });
-    expect(resolveRlTrainConfig({ loss_fn: "ppo", epsilon_high: 0.3 })).toMatchObject({ objective: "ppo", epsilon: 0.2, epsilonHigh: 0.3 });
-    expect(resolveRlTrainConfig({ epsilon: 0.5 })).toMatchObject({ objective: "cispo", epsilon: 0.5, epsilonHigh: 4.0 });
+    expect(resolveRlConfig({ ppo: true })).toMatchObject({ loss_fn: "ppo", epsilon: 0.2, epsilon_high: 0.2 });
+    expect(resolveRlConfig({ loss_fn: "ppo", ppo: true, epsilon: 0.1 })).toMatchObject({ epsilon: 0.1, epsilon_high: 0.1 });
+    expect(resolveRlConfig({ loss_fn: "ppo", epsilon_high: 0.3 })).toMatchObject({ loss_fn: "ppo", epsilon: 0.2, epsilon_high: 0.3 });
+    expect(resolveRlConfig({ epsilon: 0.5 })).toMatchObject({ loss_fn: "cispo", epsilon: 0.5, epsilon_high: 4.0 });
   });
 
   it("maps the remaining knobs", () => {
-    const config = resolveRlTrainConfig({
+    const config = resolveRlConfig({
       normalize_advantages: false,
       advantage_balance: -0.5,
       max_negative_advantage_importance_sampling_weight: 2,
       vendor_k2_tau: 0.1,
-      truncated_importance_sampling: 0,
       kl_penalty_coef: 0.05,
       kl_penalty_source: "sample",
       kl_penalty_step_lag: 3,
@@ -86,16 +89,16 @@ describe("resolveRlTrainConfig", () => {
       packed_sequence_length: 4096,
     });
     expect(config).toMatchObject({
-      scaleRewards: false,
-      advantageBalance: -0.5,
-      maxImportanceSamplingWeight: 2,
-      kimiK2Tau: 0.1,
-      truncatedImportanceSampling: null,
-      klPenaltyCoef: 0.05,
-      klPenaltySource: "sample",
-      klReference: { kind: "lag", lag: 3 },
-      numTrajectoriesLearningRateMultiplierPower: 0.5,
-      packedSequenceLength: 4096,
+      scale_rewards: false,
+      advantage_balance: -0.5,
+      max_negative_advantage_importance_sampling_weight: 2,
+      kimi_k2_tau: 0.1,
+      truncated_importance_sampling: null,
+      kl_penalty_coef: 0.05,
+      kl_penalty_source: "sample",
+      kl_penalty_step_lag: 3,
+      num_trajectories_learning_rate_multiplier_power: 0.5,
+      packed_sequence_length: 4096,
     });
     expect(rlLossOptions(config)).toEqual({
       objective: "cispo",
@@ -113,11 +116,13 @@ describe("resolveRlTrainConfig", () => {
 });
 
 describe("klReferenceStep", () => {
-  it("is the base weights, a fixed step, or the current step minus the lag (not below 0)", () => {
-    expect(klReferenceStep({ kind: "base" }, 7)).toBeNull();
-    expect(klReferenceStep(resolveRlTrainConfig({ kl_penalty_reference_step: 2 }).klReference, 7)).toBe(2);
-    expect(klReferenceStep({ kind: "lag", lag: 3 }, 7)).toBe(4);
-    expect(klReferenceStep({ kind: "lag", lag: 3 }, 1)).toBe(0);
+  it("is none without a KL penalty, else the base weights, a fixed step, or the step trained from minus the lag (not below 0)", () => {
+    const kl = (coef: number, reference: number | null, lag: number | null) => ({ kl_penalty_coef: coef, kl_penalty_reference_step: reference, kl_penalty_step_lag: lag });
+    expect(klReferenceStep(kl(0, 3, null), 10)).toBeUndefined();
+    expect(klReferenceStep(kl(0.1, null, null), 10)).toBeNull();
+    expect(klReferenceStep(kl(0.1, 3, null), 10)).toBe(3);
+    expect(klReferenceStep(kl(0.1, null, 4), 10)).toBe(6);
+    expect(klReferenceStep(kl(0.1, null, 4), 2)).toBe(0);
   });
 });
 
@@ -137,6 +142,8 @@ describe("ExperimentalConfigSchema as a request schema", () => {
     expect(issues({ kl_penalty_step_lag: 0 })).toEqual([["kl_penalty_step_lag", "too_small"]]);
     expect(issues({ kl_penalty_reference_step: 1.5 })).toEqual([["kl_penalty_reference_step", "invalid_type"]]);
     expect(issues({ learning_rate: "fast" })).toEqual([["learning_rate", "invalid_type"]]);
+    expect(issues({ learning_rate: 0 })).toEqual([["learning_rate", "too_small"]]);
+    expect(issues({ truncated_importance_sampling: 0 })).toEqual([["truncated_importance_sampling", "too_small"]]);
   });
 
   it("rejects a client-side adapter path, contradictory or doubled settings, and a row length off the chunk grid", () => {
@@ -146,6 +153,5 @@ describe("ExperimentalConfigSchema as a request schema", () => {
     expect(issues({ kimi_k2_tau: 0.1, vendor_k2_tau: 0.2 })).toEqual([["vendor_k2_tau", "custom"]]);
     expect(issues({ packed_sequence_length: 1000 })).toEqual([["packed_sequence_length", "custom"]]);
     expect(issues({ packed_sequence_length: 1000, logprob_calculation_chunk_size: 500 })).toEqual([]);
-    expect(() => resolveRlTrainConfig({ kl_ref_adapter_path: "/x" })).toThrow();
   });
 });

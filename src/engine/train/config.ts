@@ -3,14 +3,21 @@ import type { ImportanceSamplingLevel } from "./importance-ratios.js";
 import type { RlLossOptions } from "./rl-loss.js";
 
 /**
- * `experimental_config` of an RL job (`spec/training.md` §5.1, `spec/interface.md` §2.4): the
- * request schema (every field optional and nullable, unknown keys ignored, cross-field rules) and
- * its resolution into a typed config with every default applied. The job routes validate with
- * `ExperimentalConfigSchema` (422 on failure) and the trainer reads `resolveRlTrainConfig`.
+ * `experimental_config` of an RL job (`spec/training.md` §5.1, `spec/interface.md` §2.4), in one
+ * place: the request schema (every field optional and nullable, unknown keys ignored, cross-field
+ * rules), the defaults table, and the resolved config with every default applied. The HTTP route
+ * validates with `ExperimentalConfigSchema` and stores `resolveRlConfig`'s result with the job;
+ * the trainer reads that stored form.
  */
+
+export type LossFn = "cispo" | "ppo";
+export type KlPenaltySource = "current_learner" | "sample";
+
+const DEFAULT_CHUNK_SIZE = 1024;
+
 export const ExperimentalConfigSchema = z
   .object({
-    learning_rate: z.number().min(0).nullish().describe("AdamW learning rate of every step (default 5e-6)"),
+    learning_rate: z.number().positive().nullish().describe("AdamW learning rate of every step (default 5e-6)"),
     loss_fn: z.enum(["cispo", "ppo"]).nullish().describe("Objective (default cispo; ppo when `ppo` is true)"),
     ppo: z.boolean().nullish().describe("PPO clipped objective instead of CISPO"),
     epsilon: z.number().min(0).nullish().describe("Lower clip 1 − epsilon (default 0.2 for PPO, 1.0 for CISPO)"),
@@ -21,10 +28,10 @@ export const ExperimentalConfigSchema = z
     advantage_balance: z.number().min(-1).max(1).nullish(),
     allow_training_without_logprobs: z.boolean().nullish(),
     mask_prob_ratio: z.boolean().nullish(),
-    max_negative_advantage_importance_sampling_weight: z.number().min(0).nullish(),
+    max_negative_advantage_importance_sampling_weight: z.number().positive().nullish(),
     kimi_k2_tau: z.number().nullish(),
     vendor_k2_tau: z.number().nullish().describe("Synonym of kimi_k2_tau"),
-    truncated_importance_sampling: z.number().min(0).nullish(),
+    truncated_importance_sampling: z.number().positive().nullish(),
     precalculate_logprobs: z.boolean().nullish(),
     kl_penalty_coef: z.number().min(0).nullish(),
     kl_penalty_source: z.enum(["current_learner", "sample"]).nullish(),
@@ -38,119 +45,153 @@ export const ExperimentalConfigSchema = z
     plot_tensors: z.boolean().nullish(),
   })
   .superRefine((config, context) => {
-    if (config.kl_ref_adapter_path !== null && config.kl_ref_adapter_path !== undefined) {
-      context.addIssue({ code: "custom", path: ["kl_ref_adapter_path"], message: "kl_ref_adapter_path names a file on the client and is not supported; use kl_penalty_reference_step or kl_penalty_step_lag" });
+    if (isSet(config.kl_ref_adapter_path)) {
+      context.addIssue({
+        code: "custom",
+        path: ["kl_ref_adapter_path"],
+        message: "kl_ref_adapter_path names a directory on the client's machine, which this server cannot read; use kl_penalty_reference_step or kl_penalty_step_lag",
+      });
     }
     if (isSet(config.kl_penalty_reference_step) && isSet(config.kl_penalty_step_lag)) {
-      context.addIssue({ code: "custom", path: ["kl_penalty_step_lag"], message: "set kl_penalty_reference_step or kl_penalty_step_lag, not both" });
+      context.addIssue({ code: "custom", path: ["kl_penalty_step_lag"], message: "kl_penalty_reference_step and kl_penalty_step_lag cannot both be set" });
     }
     if (isSet(config.loss_fn) && isSet(config.ppo) && (config.loss_fn === "ppo") !== config.ppo) {
       context.addIssue({ code: "custom", path: ["loss_fn"], message: `loss_fn '${config.loss_fn}' contradicts ppo=${String(config.ppo)}` });
     }
     if (isSet(config.kimi_k2_tau) && isSet(config.vendor_k2_tau) && config.kimi_k2_tau !== config.vendor_k2_tau) {
-      context.addIssue({ code: "custom", path: ["vendor_k2_tau"], message: "vendor_k2_tau is a synonym of kimi_k2_tau and must not differ from it" });
+      context.addIssue({ code: "custom", path: ["vendor_k2_tau"], message: "kimi_k2_tau and vendor_k2_tau are the same setting and differ" });
     }
     const chunk = config.logprob_calculation_chunk_size ?? DEFAULT_CHUNK_SIZE;
     if (isSet(config.packed_sequence_length) && config.packed_sequence_length % chunk !== 0) {
-      context.addIssue({ code: "custom", path: ["packed_sequence_length"], message: `packed_sequence_length (${config.packed_sequence_length}) must be a multiple of logprob_calculation_chunk_size (${chunk})` });
+      context.addIssue({
+        code: "custom",
+        path: ["packed_sequence_length"],
+        message: `packed_sequence_length (${config.packed_sequence_length}) must be a multiple of logprob_calculation_chunk_size (${chunk})`,
+      });
     }
   });
 
 export type ExperimentalConfigReq = z.input<typeof ExperimentalConfigSchema>;
 
-const DEFAULT_CHUNK_SIZE = 1024;
-
 function isSet<T>(value: T | null | undefined): value is T {
   return value !== null && value !== undefined;
 }
 
-/** Where the KL reference logprobs come from: the base weights, an absolute step, or the current step minus a lag. */
-export type KlReference = { kind: "base" } | { kind: "step"; step: number } | { kind: "lag"; lag: number };
-
-export interface RlTrainConfig {
-  learningRate: number;
-  objective: "cispo" | "ppo";
+/** Every §5.1 knob with its default applied: what a job stores and the trainer reads. */
+export interface RlTrainingConfig {
+  learning_rate: number;
+  loss_fn: LossFn;
   epsilon: number;
-  epsilonHigh: number;
-  importanceSamplingLevel: ImportanceSamplingLevel;
-  scaleRewards: boolean;
-  advantageBalance: number;
-  allowTrainingWithoutLogprobs: boolean;
-  maskProbRatio: boolean;
-  maxImportanceSamplingWeight: number | null;
-  kimiK2Tau: number | null;
-  truncatedImportanceSampling: number | null;
-  precalculateLogprobs: boolean;
-  klPenaltyCoef: number;
-  klPenaltySource: "current_learner" | "sample";
-  klReference: KlReference;
-  numTrajectoriesLearningRateMultiplierPower: number;
-  scaleLearningRateByRewardStdDev: boolean;
-  /** null: `autoPackedSequenceLength`. */
-  packedSequenceLength: number | null;
-  logprobCalculationChunkSize: number;
-  plotTensors: boolean;
+  epsilon_high: number;
+  importance_sampling_level: ImportanceSamplingLevel;
+  /** Divide group-centred rewards by the group std (`scale_rewards` and `normalize_advantages` both true). */
+  scale_rewards: boolean;
+  advantage_balance: number;
+  allow_training_without_logprobs: boolean;
+  mask_prob_ratio: boolean;
+  max_negative_advantage_importance_sampling_weight: number | null;
+  kimi_k2_tau: number | null;
+  truncated_importance_sampling: number | null;
+  precalculate_logprobs: boolean;
+  kl_penalty_coef: number;
+  kl_penalty_source: KlPenaltySource;
+  kl_penalty_reference_step: number | null;
+  kl_penalty_step_lag: number | null;
+  num_trajectories_learning_rate_multiplier_power: number;
+  scale_learning_rate_by_reward_std_dev: boolean;
+  /** null = automatic (`autoPackedSequenceLength`, §5.3). */
+  packed_sequence_length: number | null;
+  logprob_calculation_chunk_size: number;
+  plot_tensors: boolean;
 }
 
-export const DEFAULT_RL_LEARNING_RATE = 5e-6;
+/** The §5.1 defaults of the knobs whose default does not depend on another knob. */
+export const RL_CONFIG_DEFAULTS = {
+  learning_rate: 5e-6,
+  loss_fn: "cispo",
+  importance_sampling_level: "token",
+  scale_rewards: true,
+  advantage_balance: 0,
+  allow_training_without_logprobs: false,
+  mask_prob_ratio: false,
+  max_negative_advantage_importance_sampling_weight: null,
+  kimi_k2_tau: null,
+  truncated_importance_sampling: null,
+  precalculate_logprobs: false,
+  kl_penalty_coef: 0,
+  kl_penalty_source: "current_learner",
+  kl_penalty_reference_step: null,
+  kl_penalty_step_lag: null,
+  num_trajectories_learning_rate_multiplier_power: 0,
+  scale_learning_rate_by_reward_std_dev: false,
+  packed_sequence_length: null,
+  logprob_calculation_chunk_size: DEFAULT_CHUNK_SIZE,
+  plot_tensors: false,
+} as const satisfies Partial<RlTrainingConfig>;
 
-/** Defaults for null or absent fields (§5.1). Validate with `ExperimentalConfigSchema` first. */
-export function resolveRlTrainConfig(raw: ExperimentalConfigReq | null | undefined): RlTrainConfig {
-  const config = ExperimentalConfigSchema.parse(raw ?? {});
-  const ppo = config.loss_fn === "ppo" || (!isSet(config.loss_fn) && config.ppo === true);
-  const epsilon = config.epsilon ?? (ppo ? 0.2 : 1.0);
+/** ε defaults: 0.2 for PPO, 1.0 for CISPO; ε_high: ε for PPO, 4.0 for CISPO (§5.1). */
+export const EPSILON_DEFAULTS = { ppo: { epsilon: 0.2, epsilonHigh: undefined }, cispo: { epsilon: 1.0, epsilonHigh: 4.0 } } as const;
+
+/**
+ * Applies the defaults to a config that passed `ExperimentalConfigSchema` (or any subset of its
+ * fields); null and absent mean the same. The two spellings of two knobs are merged here:
+ * `ppo` → `loss_fn`, `normalize_advantages` → `scale_rewards`, `vendor_k2_tau` → `kimi_k2_tau`.
+ */
+export function resolveRlConfig(input: ExperimentalConfigReq | null | undefined): RlTrainingConfig {
+  const raw = input ?? {};
+  const pick = <K extends keyof typeof RL_CONFIG_DEFAULTS>(key: K): RlTrainingConfig[K] => (raw[key] ?? RL_CONFIG_DEFAULTS[key]) as RlTrainingConfig[K];
+  const lossFn: LossFn = raw.loss_fn ?? (raw.ppo === true ? "ppo" : RL_CONFIG_DEFAULTS.loss_fn);
+  const epsilon = raw.epsilon ?? EPSILON_DEFAULTS[lossFn].epsilon;
   return {
-    learningRate: config.learning_rate ?? DEFAULT_RL_LEARNING_RATE,
-    objective: ppo ? "ppo" : "cispo",
+    learning_rate: pick("learning_rate"),
+    loss_fn: lossFn,
     epsilon,
-    epsilonHigh: config.epsilon_high ?? (ppo ? epsilon : 4.0),
-    importanceSamplingLevel: config.importance_sampling_level ?? "token",
-    scaleRewards: (config.scale_rewards ?? true) && (config.normalize_advantages ?? true),
-    advantageBalance: config.advantage_balance ?? 0,
-    allowTrainingWithoutLogprobs: config.allow_training_without_logprobs ?? false,
-    maskProbRatio: config.mask_prob_ratio ?? false,
-    maxImportanceSamplingWeight: config.max_negative_advantage_importance_sampling_weight || null,
-    kimiK2Tau: (config.kimi_k2_tau ?? config.vendor_k2_tau) || null,
-    truncatedImportanceSampling: config.truncated_importance_sampling || null,
-    precalculateLogprobs: config.precalculate_logprobs ?? false,
-    klPenaltyCoef: config.kl_penalty_coef ?? 0,
-    klPenaltySource: config.kl_penalty_source ?? "current_learner",
-    klReference: isSet(config.kl_penalty_reference_step)
-      ? { kind: "step", step: config.kl_penalty_reference_step }
-      : isSet(config.kl_penalty_step_lag)
-        ? { kind: "lag", lag: config.kl_penalty_step_lag }
-        : { kind: "base" },
-    numTrajectoriesLearningRateMultiplierPower: config.num_trajectories_learning_rate_multiplier_power ?? 0,
-    scaleLearningRateByRewardStdDev: config.scale_learning_rate_by_reward_std_dev ?? false,
-    packedSequenceLength: config.packed_sequence_length ?? null,
-    logprobCalculationChunkSize: config.logprob_calculation_chunk_size ?? DEFAULT_CHUNK_SIZE,
-    plotTensors: config.plot_tensors ?? false,
+    epsilon_high: raw.epsilon_high ?? EPSILON_DEFAULTS[lossFn].epsilonHigh ?? epsilon,
+    importance_sampling_level: pick("importance_sampling_level"),
+    // ART sends normalize_advantages as the effective scale_rewards; either one false turns scaling off.
+    scale_rewards: (raw.scale_rewards ?? true) && (raw.normalize_advantages ?? true),
+    advantage_balance: pick("advantage_balance"),
+    allow_training_without_logprobs: pick("allow_training_without_logprobs"),
+    mask_prob_ratio: pick("mask_prob_ratio"),
+    max_negative_advantage_importance_sampling_weight: pick("max_negative_advantage_importance_sampling_weight"),
+    kimi_k2_tau: raw.kimi_k2_tau ?? raw.vendor_k2_tau ?? null,
+    truncated_importance_sampling: pick("truncated_importance_sampling"),
+    precalculate_logprobs: pick("precalculate_logprobs"),
+    kl_penalty_coef: pick("kl_penalty_coef"),
+    kl_penalty_source: pick("kl_penalty_source"),
+    kl_penalty_reference_step: pick("kl_penalty_reference_step"),
+    kl_penalty_step_lag: pick("kl_penalty_step_lag"),
+    num_trajectories_learning_rate_multiplier_power: pick("num_trajectories_learning_rate_multiplier_power"),
+    scale_learning_rate_by_reward_std_dev: pick("scale_learning_rate_by_reward_std_dev"),
+    packed_sequence_length: pick("packed_sequence_length"),
+    logprob_calculation_chunk_size: pick("logprob_calculation_chunk_size"),
+    plot_tensors: pick("plot_tensors"),
   };
 }
 
-/** The checkpoint step whose weights give the KL reference logprobs; null means the base weights. */
-export function klReferenceStep(reference: KlReference, currentStep: number): number | null {
-  switch (reference.kind) {
-    case "base":
-      return null;
-    case "step":
-      return reference.step;
-    case "lag":
-      return Math.max(0, currentStep - reference.lag);
-  }
+/**
+ * The checkpoint step a job's KL penalty compares against, given the step it trains from:
+ * undefined when there is no KL penalty; null for the base weights (no reference step named);
+ * `kl_penalty_step_lag` L gives max(0, base − L).
+ */
+export function klReferenceStep(config: Pick<RlTrainingConfig, "kl_penalty_coef" | "kl_penalty_reference_step" | "kl_penalty_step_lag">, baseStep: number): number | null | undefined {
+  if (!(config.kl_penalty_coef > 0)) return undefined;
+  if (config.kl_penalty_reference_step !== null) return config.kl_penalty_reference_step;
+  if (config.kl_penalty_step_lag !== null) return Math.max(0, baseStep - config.kl_penalty_step_lag);
+  return null;
 }
 
-export function rlLossOptions(config: RlTrainConfig): RlLossOptions {
+export function rlLossOptions(config: RlTrainingConfig): RlLossOptions {
   return {
-    objective: config.objective,
+    objective: config.loss_fn,
     epsilon: config.epsilon,
-    epsilonHigh: config.epsilonHigh,
-    importanceSamplingLevel: config.importanceSamplingLevel,
-    maxImportanceSamplingWeight: config.maxImportanceSamplingWeight,
-    maskProbRatio: config.maskProbRatio,
-    kimiK2Tau: config.kimiK2Tau,
-    klPenaltyCoef: config.klPenaltyCoef,
-    klPenaltySource: config.klPenaltySource,
-    truncatedImportanceSampling: config.truncatedImportanceSampling,
+    epsilonHigh: config.epsilon_high,
+    importanceSamplingLevel: config.importance_sampling_level,
+    maxImportanceSamplingWeight: config.max_negative_advantage_importance_sampling_weight,
+    maskProbRatio: config.mask_prob_ratio,
+    kimiK2Tau: config.kimi_k2_tau,
+    klPenaltyCoef: config.kl_penalty_coef,
+    klPenaltySource: config.kl_penalty_source,
+    truncatedImportanceSampling: config.truncated_importance_sampling,
   };
 }

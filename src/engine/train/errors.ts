@@ -7,9 +7,10 @@
 export class TrainingInputError extends Error {
   constructor(
     readonly loc: (string | number)[],
-    message: string,
+    /** The message without the location. */
+    readonly detail: string,
   ) {
-    super(loc.length > 0 ? `${loc.join(".")}: ${message}` : message);
+    super(loc.length > 0 ? `${loc.join(".")}: ${detail}` : detail);
     this.name = "TrainingInputError";
   }
 }

@@ -3,7 +3,7 @@
  * arrays, shared by the RL and SFT job runners and the backward pass.
  *
  * RL job, in order:
- *   config      resolveRlTrainConfig(experimental_config)              (ExperimentalConfigSchema validates the request)
+ *   config      resolveRlConfig(experimental_config)                   (ExperimentalConfigSchema validates the request; the job stores the result)
  *   tokenize    tokenizeTrajectoryGroups(groups, {tokenizer, render, chatTemplate}, …)
  *               → results + num_groups_submitted / num_groups_trainable / num_trajectories
  *               (no results → the "nothing trainable" path: the step advances with the same weights)
@@ -15,8 +15,8 @@
  *               rlRowLoss(inputs, ℓ, rlLossOptions(config), …) → loss, dLoss/dℓ, metrics
  *               backward → parameter gradients; clipGradNorm(…, 0.1); AdamW.step(…, rowLearningRate(…))
  *               rlStepMetrics(…) → the gradient_step event
- * SFT job: resolveSftTrainConfig → sftExampleFromJson per line → tokenizeSftExample → planSftBatches
- *   → buildSftBatches → per batch sftLossInputs + sftBatchLoss → clipGradNorm(…, 1.0) → AdamW → sftStepMetrics.
+ * SFT job: resolveSftConfig (with the row count) → sftExampleFromJson per line → tokenizeSftExample
+ *   → buildSftBatches(rows, sftBatchPlan(config), …) → per batch sftLossInputs + sftBatchLoss → clipGradNorm(…, 1.0) → AdamW → sftStepMetrics.
  * /log: trajectoryGroupLogMetrics(groups), stored under `{split}/{metric}`.
  *
  * The model side: `LoraTrainer` (lora-trainer.ts) runs the forward/backward of a `Transformer`

@@ -1,42 +1,52 @@
 import { populationStdDev } from "./advantages.js";
-import type { TrajectoryGroupJson } from "./trajectory.js";
+
+/** What the metrics read of a trajectory group. */
+export interface LoggedGroup {
+  trajectories?: readonly { reward?: unknown; metrics?: Record<string, unknown> | null }[] | null;
+  exceptions?: readonly unknown[] | null;
+}
+
+/** Metrics this module computes itself; a trajectory metric of the same name is not averaged in. */
+const COMPUTED = new Set(["reward", "exception_rate", "reward_std_dev"]);
 
 /**
- * Metrics of `POST /v1/preview/models/{id}/log` (`spec/training.md` §2.3), before the
- * `{split}/` prefix: `reward` (mean over trajectories), `exception_rate` (exceptions over
- * trajectories + exceptions), `reward_std_dev` (mean over groups with ≥ 2 trajectories of the
- * population std of their rewards; 0 when there is none) and each key of the trajectories'
- * `metrics`, averaged over the trajectories that report it (booleans count as 0/1). A metric with
- * no value at all (e.g. `reward` without trajectories) is left out.
+ * Metrics of `POST /v1/preview/models/{id}/log` (`spec/training.md` §2.3, after ART's
+ * LocalBackend `_log`), before the `{split}/` prefix:
+ * - `reward`: mean reward over all trajectories;
+ * - `exception_rate`: exceptions / (trajectories + exceptions);
+ * - `reward_std_dev`: mean, over groups with ≥ 2 trajectories, of the population std of rewards;
+ * - every key of the trajectories' `metrics`, averaged over the trajectories that report it
+ *   (booleans count as 0/1, non-numbers and non-finite values are skipped).
+ * A metric with nothing to average is left out (JSON has no NaN).
  */
-export function trajectoryGroupLogMetrics(groups: readonly TrajectoryGroupJson[]): Record<string, number> {
-  const values = new Map<string, number[]>([
-    ["exception_rate", []],
-    ["reward", []],
-  ]);
-  const push = (key: string, value: number) => {
-    const list = values.get(key) ?? [];
-    list.push(value);
-    values.set(key, list);
-  };
+export function trajectoryGroupLogMetrics(groups: readonly LoggedGroup[]): Record<string, number> {
+  const rewards: number[] = [];
   const groupStdDevs: number[] = [];
+  const custom = new Map<string, number[]>();
+  let exceptions = 0;
   for (const group of groups) {
-    const rewards: number[] = [];
+    const groupRewards = (group.trajectories ?? []).map((trajectory) => (typeof trajectory.reward === "number" ? trajectory.reward : 0));
+    rewards.push(...groupRewards);
+    if (groupRewards.length >= 2) groupStdDevs.push(populationStdDev(groupRewards));
+    exceptions += Array.isArray(group.exceptions) ? group.exceptions.length : 0;
     for (const trajectory of group.trajectories ?? []) {
-      push("exception_rate", 0);
-      const reward = typeof trajectory.reward === "number" ? trajectory.reward : 0;
-      rewards.push(reward);
-      push("reward", reward);
       for (const [key, raw] of Object.entries(trajectory.metrics ?? {})) {
         const value = typeof raw === "boolean" ? Number(raw) : raw;
-        if (typeof value === "number" && Number.isFinite(value)) push(key, value);
+        if (COMPUTED.has(key) || typeof value !== "number" || !Number.isFinite(value)) continue;
+        const values = custom.get(key) ?? [];
+        values.push(value);
+        custom.set(key, values);
       }
     }
-    for (const _exception of group.exceptions ?? []) push("exception_rate", 1);
-    if (rewards.length > 1) groupStdDevs.push(populationStdDev(rewards));
   }
   const metrics: Record<string, number> = {};
-  for (const [key, list] of values) if (list.length > 0) metrics[key] = list.reduce((a, b) => a + b, 0) / list.length;
-  metrics.reward_std_dev = groupStdDevs.length > 0 ? groupStdDevs.reduce((a, b) => a + b, 0) / groupStdDevs.length : 0;
+  if (rewards.length > 0) metrics.reward = mean(rewards);
+  if (rewards.length + exceptions > 0) metrics.exception_rate = exceptions / (rewards.length + exceptions);
+  if (groupStdDevs.length > 0) metrics.reward_std_dev = mean(groupStdDevs);
+  for (const [key, values] of custom) metrics[key] = mean(values);
   return metrics;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }

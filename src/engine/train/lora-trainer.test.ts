@@ -3,24 +3,16 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTinyModel } from "../../testing/models.js";
-import { renderChatTemplate } from "../chat-template.js";
-import type { LoraAdapter } from "../lora/adapter.js";
+import { artChoice, sampleCompletion } from "../../testing/sampled-choices.js";
 import { loadLoraAdapter } from "../lora/files.js";
 import { createLoraAdapter } from "../lora/init.js";
-import type { LoadedModel } from "../model/load.js";
-import { defaultSamplingParams } from "../sampling/params.js";
-import { Rng } from "../sampling/rng.js";
-import { Sampler } from "../sampling/sampler.js";
-import { SequenceState } from "../sampling/sequence.js";
 import {
   buildSftBatches,
-  type ChatTemplateDeps,
-  type ChoiceJson,
   LoraTrainer,
   packTokenizedResults,
-  planSftBatches,
-  resolveRlTrainConfig,
-  resolveSftTrainConfig,
+  resolveRlConfig,
+  resolveSftConfig,
+  sftBatchPlan,
   rlLossInputs,
   rlLossOptions,
   rowLearningRate,
@@ -29,52 +21,10 @@ import {
   tokenizeTrajectoryGroups,
   type TrajectoryGroupJson,
 } from "./index.js";
+import { modelTemplateDeps } from "./job/template-deps.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-trainer-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-
-function templateDeps(model: LoadedModel): ChatTemplateDeps {
-  const template = model.chatTemplates.default!;
-  return {
-    tokenizer: model.tokenizer,
-    chatTemplate: template,
-    render: (messages, tools, options) =>
-      renderChatTemplate(template, {
-        messages: messages as Record<string, unknown>[],
-        tools,
-        addGenerationPrompt: options.addGenerationPrompt,
-        continueFinalMessage: options.continueFinalMessage,
-        kwargs: options.templateKwargs,
-        specialTokens: model.templateSpecialTokens,
-      }),
-  };
-}
-
-/** A completion sampled at temperature 1 the way the engine samples it: raw logprobs of each drawn token. */
-function sample(model: LoadedModel, prompt: number[], adapter: LoraAdapter, seed: number, maxTokens: number) {
-  const { transformer } = model;
-  const sequence = new SequenceState({ params: defaultSamplingParams({ temperature: 1, logprobs: 0, seed, maxTokens }), promptTokenIds: prompt, eosTokenId: model.tokenizer.eosTokenId });
-  const sampler = new Sampler(Rng.fromSeed(0));
-  const cache = transformer.createCache();
-  let [logits] = transformer.forward([{ cache, tokens: prompt, adapter }]);
-  const tokens: number[] = [];
-  const logprobs: number[] = [];
-  for (;;) {
-    const drawn = sampler.sample(sequence, logits!);
-    tokens.push(drawn.tokenId);
-    logprobs.push(drawn.logprob);
-    if (sequence.append(drawn.tokenId)) break;
-    [logits] = transformer.forward([{ cache, tokens: [drawn.tokenId], adapter }]);
-  }
-  return { tokens, logprobs };
-}
-
-function choice(model: LoadedModel, completion: { tokens: number[]; logprobs: number[] }): ChoiceJson {
-  return {
-    message: { role: "assistant", content: model.tokenizer.decode(completion.tokens, { skipSpecialTokens: true }) },
-    logprobs: { content: completion.tokens.map((id, i) => ({ token: `token_id:${id}`, logprob: completion.logprobs[i]!, bytes: null, top_logprobs: [] })) },
-  };
-}
 
 function sum(values: ArrayLike<number>, from = 0): number {
   let total = 0;
@@ -84,7 +34,7 @@ function sum(values: ArrayLike<number>, from = 0): number {
 
 describe("LoraTrainer", () => {
   const model = loadTinyModel("qwen2");
-  const deps = templateDeps(model);
+  const deps = modelTemplateDeps(model);
   const messages = [{ role: "user", content: "Name a color." }];
   const prompt = model.tokenizer.encode(deps.render(messages, undefined, { addGenerationPrompt: true, continueFinalMessage: false, templateKwargs: {} }), { addSpecialTokens: false });
 
@@ -97,7 +47,7 @@ describe("LoraTrainer", () => {
     for (const module of trainer.adapter.modules()) module.b.fill(0.01);
     let worst = 0;
     for (let seed = 0; seed < 4; seed++) {
-      const completion = sample(model, prompt, trainer.adapter, seed, 12);
+      const completion = sampleCompletion(model, prompt, { adapter: trainer.adapter, seed, maxTokens: 12 });
       const scored = trainer.sequenceLogprobs([...prompt, ...completion.tokens]).logprobs;
       completion.logprobs.forEach((logprob, i) => (worst = Math.max(worst, Math.abs(scored[prompt.length - 1 + i]! - logprob))));
     }
@@ -106,14 +56,14 @@ describe("LoraTrainer", () => {
 
   it("raises the logprob of rewarded completions with RL steps on tokenized, packed trajectory groups", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 2 }));
-    const completions = [0, 1, 2, 3].map((seed) => sample(model, prompt, trainer.adapter, seed + 10, 10));
+    const completions = [0, 1, 2, 3].map((seed) => sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: seed + 10, maxTokens: 10 }));
     const rewards = [1, 0, 1, 0];
     const group: TrajectoryGroupJson = {
-      trajectories: completions.map((completion, i) => ({ reward: rewards[i]!, messages_and_choices: [...messages, choice(model, completion)] })),
+      trajectories: completions.map((completion, i) => ({ reward: rewards[i]!, messages_and_choices: [...messages, artChoice(model, completion)] })),
     };
-    const config = resolveRlTrainConfig({ learning_rate: 5e-3 });
-    const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: config.scaleRewards, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
-    const batch = packTokenizedResults(results, 128, { padTokenId: model.tokenizer.eosTokenId!, advantageBalance: config.advantageBalance, random: () => 0.5 });
+    const config = resolveRlConfig({ learning_rate: 5e-3 });
+    const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: config.scale_rewards, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
+    const batch = packTokenizedResults(results, 128, { padTokenId: model.tokenizer.eosTokenId!, advantageBalance: config.advantage_balance, random: () => 0.5 });
     expect(batch.rows).toHaveLength(1);
     const row = batch.rows[0]!;
 
@@ -121,7 +71,7 @@ describe("LoraTrainer", () => {
     const before = score();
     const numTrained = completions.reduce((total, completion) => total + completion.tokens.length, 0);
     for (let step = 0; step < 4; step++) {
-      const metrics = trainer.rlStep(row, { options: rlLossOptions(config) }, rowLearningRate(config.learningRate, row, config.numTrajectoriesLearningRateMultiplierPower));
+      const metrics = trainer.rlStep(row, { options: rlLossOptions(config) }, rowLearningRate(config.learning_rate, row, config.num_trajectories_learning_rate_multiplier_power));
       expect(metrics.numTrainableTokens).toBe(numTrained);
       expect(metrics.gradNorm).toBeGreaterThan(0);
       expect(Number.isFinite(metrics.loss) && metrics.entropy! > 0).toBe(true);
@@ -135,11 +85,11 @@ describe("LoraTrainer", () => {
 
   it("scores rows with another adapter or the base model for precalculated and KL reference logprobs", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 3 }));
-    const completion = sample(model, prompt, trainer.adapter, 5, 8);
+    const completion = sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: 5, maxTokens: 8 });
     const group: TrajectoryGroupJson = {
-      trajectories: [1, 0].map((reward, i) => ({ reward, messages_and_choices: [...messages, choice(model, i === 0 ? completion : sample(model, prompt, trainer.adapter, 6, 8))] })),
+      trajectories: [1, 0].map((reward, i) => ({ reward, messages_and_choices: [...messages, artChoice(model, i === 0 ? completion : sampleCompletion(model, prompt, { adapter: trainer.adapter, seed: 6, maxTokens: 8 }))] })),
     };
-    const config = resolveRlTrainConfig({ learning_rate: 5e-3, precalculate_logprobs: true, kl_penalty_coef: 0.1 });
+    const config = resolveRlConfig({ learning_rate: 5e-3, precalculate_logprobs: true, kl_penalty_coef: 0.1 });
     const { results } = tokenizeTrajectoryGroups([group], deps, { scaleRewards: true, allowTrainingWithoutLogprobs: false, random: () => 0.5 });
     const row = packTokenizedResults(results, 96, { padTokenId: 0, random: () => 0.5 }).rows[0]!;
     const precalculated = trainer.logprobs(row);
@@ -150,7 +100,7 @@ describe("LoraTrainer", () => {
     const reference = trainer.logprobs(row, { adapter: null });
     for (let step = 0; step < 3; step++) {
       const current = trainer.logprobs(row);
-      const metrics = trainer.rlStep(row, { options: rlLossOptions(config), precalculatedLogprobs: precalculated, refLogprobs: reference }, config.learningRate);
+      const metrics = trainer.rlStep(row, { options: rlLossOptions(config), precalculatedLogprobs: precalculated, refLogprobs: reference }, config.learning_rate);
       let expectedKl = 0;
       let count = 0;
       mask.forEach((bit, p) => bit && ((expectedKl += current[p]! - reference[p]!), count++));
@@ -167,9 +117,9 @@ describe("LoraTrainer", () => {
       { messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
       { messages: [{ role: "user", content: "red?" }, { role: "assistant", content: "blue" }] },
     ];
-    const config = resolveSftTrainConfig({ learning_rate: 1e-2 });
-    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistantTurns));
-    const { batches } = buildSftBatches(rows, planSftBatches(rows.length, config), model.config.maxPositionEmbeddings);
+    const config = resolveSftConfig({ learning_rate: 1e-2 }, lines.length);
+    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistant_turns));
+    const { batches } = buildSftBatches(rows, sftBatchPlan(config), model.config.maxPositionEmbeddings);
     // The loss a step reports is the batch's token-mean cross-entropy before its update.
     const crossEntropy = (batch: (typeof batches)[number]) => {
       let total = 0;
@@ -205,7 +155,7 @@ describe("LoraTrainer", () => {
     expect(loaded.parameters()).toEqual(trainer.adapter.parameters());
     expect(Object.keys(trainer.adapterFiles()).sort()).toEqual(fs.readdirSync(dir).sort());
     const tokens = [...prompt, 400, 401, 402];
-    const served = sample(model, prompt, loaded, 3, 6);
+    const served = sampleCompletion(model, prompt, { adapter: loaded, seed: 3, maxTokens: 6 });
     const trained = trainer.sequenceLogprobs([...prompt, ...served.tokens]).logprobs;
     served.logprobs.forEach((logprob, i) => expect(Math.abs(trained[prompt.length - 1 + i]! - logprob)).toBeLessThan(1e-5));
     expect(trainer.sequenceLogprobs(tokens, { adapter: loaded }).logprobs).toEqual(trainer.sequenceLogprobs(tokens).logprobs);
@@ -232,7 +182,7 @@ describe("LoraTrainer", () => {
     ).rows[0]!;
     row.assistantMask.fill(0);
     const before = trainer.adapter.parameters().map((tensor) => tensor.slice());
-    const metrics = trainer.rlStep(row, { options: rlLossOptions(resolveRlTrainConfig({})) }, 1e-3);
+    const metrics = trainer.rlStep(row, { options: rlLossOptions(resolveRlConfig({})) }, 1e-3);
     expect(metrics).toMatchObject({ loss: 0, gradNorm: 0, numTrainableTokens: 0 });
     // Only weight decay moves the weights (B stays 0).
     trainer.adapter.modules().forEach((module) => expect(module.b.every((value) => value === 0)).toBe(true));

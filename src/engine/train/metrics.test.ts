@@ -23,10 +23,23 @@ describe("trajectoryGroupLogMetrics", () => {
     expect(metrics).not.toHaveProperty("note");
   });
 
-  it("reports a zero std dev without groups of two, and leaves out metrics with no value", () => {
-    expect(trajectoryGroupLogMetrics([{ trajectories: [traj(3)] }])).toEqual({ exception_rate: 0, reward: 3, reward_std_dev: 0 });
-    expect(trajectoryGroupLogMetrics([{ trajectories: [], exceptions: [{}] }])).toEqual({ exception_rate: 1, reward_std_dev: 0 });
-    expect(trajectoryGroupLogMetrics([])).toEqual({ reward_std_dev: 0 });
+  it("computes the metrics of the reference example by hand", () => {
+    // Group 1 rewards 1, 3 → population std 1; group 2 rewards 0, 0, 6 → mean 2, std sqrt((4+4+16)/3) = sqrt(8);
+    // group 3 has one trajectory (no std). Rewards overall: 1+3+0+0+6+5 = 15 over 6 → 2.5. Exceptions 2 of 8.
+    // A trajectory metric named like a computed one ("reward") is not averaged in.
+    const metrics = trajectoryGroupLogMetrics([
+      { trajectories: [traj(1, { turns: 2, solved: true }), traj(3, { turns: 4, solved: false })], exceptions: [{}] },
+      { trajectories: [traj(0), traj(0, { turns: 9 }), traj(6)], exceptions: [] },
+      { trajectories: [traj(5, { reward: 100 })], exceptions: [{}] },
+    ]);
+    expect(metrics).toEqual({ reward: 2.5, exception_rate: 0.25, reward_std_dev: (1 + Math.sqrt(8)) / 2, turns: 5, solved: 0.5 });
+  });
+
+  it("leaves out what has nothing to average", () => {
+    expect(trajectoryGroupLogMetrics([])).toEqual({});
+    expect(trajectoryGroupLogMetrics([{ trajectories: [], exceptions: [{}] }])).toEqual({ exception_rate: 1 });
+    expect(trajectoryGroupLogMetrics([{ trajectories: [traj(3)] }])).toEqual({ reward: 3, exception_rate: 0 });
+    expect(trajectoryGroupLogMetrics([{ trajectories: [traj(1, { x: Number.NaN }), traj(2, { x: 4 })] }]).x).toBe(4);
   });
 });
 

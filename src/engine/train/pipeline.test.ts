@@ -8,9 +8,9 @@ import {
   clipGradNorm,
   OPTIMIZER_SETTINGS,
   packTokenizedResults,
-  planSftBatches,
-  resolveRlTrainConfig,
-  resolveSftTrainConfig,
+  resolveRlConfig,
+  resolveSftConfig,
+  sftBatchPlan,
   rlLossInputs,
   rlLossOptions,
   rlRowLoss,
@@ -90,7 +90,7 @@ describe("the trainer math, end to end on a bigram model", () => {
     const model = new BigramModel(tokenizer.vocabSize);
     const optimizer = new AdamW([model.logits.length]);
     optimizer.beginJob("rl");
-    const config = resolveRlTrainConfig({ learning_rate: 0.05, ppo: true });
+    const config = resolveRlConfig({ learning_rate: 0.05, ppo: true });
     const logprobOf = (text: string) => model.sequenceLogprob([...prompt, ...answerIds(text)], prompt.length);
     const before = { yes: logprobOf("yes"), no: logprobOf("no") };
     for (let job = 0; job < 4; job++) {
@@ -102,9 +102,9 @@ describe("the trainer math, end to end on a bigram model", () => {
           ],
         },
       ];
-      const { results } = tokenizeTrajectoryGroups(groups, deps, { scaleRewards: config.scaleRewards, allowTrainingWithoutLogprobs: false });
-      const length = config.packedSequenceLength ?? autoPackedSequenceLength(Math.max(...results.map((r) => r.tokenIds.length)), 4096);
-      const batch = packTokenizedResults(results, length, { padTokenId: tokenizer.eosTokenId, advantageBalance: config.advantageBalance });
+      const { results } = tokenizeTrajectoryGroups(groups, deps, { scaleRewards: config.scale_rewards, allowTrainingWithoutLogprobs: false });
+      const length = config.packed_sequence_length ?? autoPackedSequenceLength(Math.max(...results.map((r) => r.tokenIds.length)), 4096);
+      const batch = packTokenizedResults(results, length, { padTokenId: tokenizer.eosTokenId, advantageBalance: config.advantage_balance });
       expect(batch.rows).toHaveLength(1);
       for (const row of batch.rows) {
         const inputs = rlLossInputs(row);
@@ -116,7 +116,7 @@ describe("the trainer math, end to end on a bigram model", () => {
         const grads = [new Float32Array(model.logits.length)];
         model.backward(row.tokens, inputs.targets, loss.gradient, grads[0]!);
         expect(clipGradNorm(grads, OPTIMIZER_SETTINGS.rl.maxGradNorm)).toBeGreaterThan(0);
-        optimizer.step([model.logits], grads, rowLearningRate(config.learningRate, row, config.numTrajectoriesLearningRateMultiplierPower));
+        optimizer.step([model.logits], grads, rowLearningRate(config.learning_rate, row, config.num_trajectories_learning_rate_multiplier_power));
       }
     }
     expect(logprobOf("yes")).toBeGreaterThan(before.yes + 0.5);
@@ -132,11 +132,11 @@ describe("the trainer math, end to end on a bigram model", () => {
       { messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
       { messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }] },
     ];
-    const config = resolveSftTrainConfig({ learning_rate: 0.05 });
-    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistantTurns));
+    const config = resolveSftConfig({ learning_rate: 0.05 }, lines.length);
+    const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistant_turns));
     const losses: number[] = [];
     for (let epoch = 0; epoch < 5; epoch++) {
-      const { batches } = buildSftBatches(rows, planSftBatches(rows.length, config), 4096);
+      const { batches } = buildSftBatches(rows, sftBatchPlan(config), 4096);
       expect(batches.map((b) => b.numTrajectories)).toEqual([2, 1]);
       let epochLoss = 0;
       for (const batch of batches) {

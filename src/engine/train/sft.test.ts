@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ByteTokenizer } from "../../testing/byte-tokenizer.js";
 import { chatmlTemplate } from "../../testing/chatml.js";
 import type { ChatTemplateDeps, RenderChat } from "./chat-render.js";
-import { planSftBatches, resolveSftTrainConfig, SftConfigSchema } from "./sft-config.js";
+import { resolveSftConfig, SftConfigSchema, sftBatchPlan } from "./sft-config.js";
 import { detectResponseMarkers, IGNORE, responseOnlyLabels, sftExampleFromJson, tokenizeSftExample, type SftRow } from "./sft-tokenize.js";
 import { buildSftBatches, sftBatchLoss, sftLossInputs } from "./sft.js";
 
@@ -83,18 +83,26 @@ describe("sftExampleFromJson", () => {
 
 describe("SFT config and batches", () => {
   it('defaults to batches of 2 ("auto"), 5e-5 and all assistant turns', () => {
-    expect(resolveSftTrainConfig(undefined)).toEqual({ batchSize: 2, learningRate: 5e-5, assistantTurns: "all" });
-    expect(resolveSftTrainConfig({ batch_size: "auto", learning_rate: null })).toEqual({ batchSize: 2, learningRate: 5e-5, assistantTurns: "all" });
-    expect(resolveSftTrainConfig({ batch_size: 3, learning_rate: [1e-4, 2e-4], assistant_turns: "last" })).toEqual({ batchSize: 3, learningRate: [1e-4, 2e-4], assistantTurns: "last" });
+    const defaults = { batch_size: 2, learning_rates: [5e-5, 5e-5], assistant_turns: "all", metric_logging: null, experimental_config: {} };
+    expect(resolveSftConfig(undefined, 3)).toEqual(defaults);
+    expect(resolveSftConfig({ batch_size: "auto", learning_rate: null }, 4)).toEqual(defaults);
+    expect(resolveSftConfig({ batch_size: 3, learning_rate: [1e-4, 2e-4], assistant_turns: "last", metric_logging: { enabled: true } }, 5, { x: 1 })).toEqual({
+      batch_size: 3,
+      learning_rates: [1e-4, 2e-4],
+      assistant_turns: "last",
+      metric_logging: { enabled: true, target_training_step: null },
+      experimental_config: { x: 1 },
+    });
+    expect(sftBatchPlan(resolveSftConfig({ learning_rate: 1e-4 }, 5))).toEqual({ batchSize: 2, learningRates: [1e-4, 1e-4, 1e-4] });
     expect(SftConfigSchema.safeParse({ batch_size: 0 }).success).toBe(false);
     expect(SftConfigSchema.safeParse({ learning_rate: [] }).success).toBe(false);
+    expect(SftConfigSchema.safeParse({ learning_rate: 0 }).success).toBe(false);
     expect(SftConfigSchema.safeParse({ assistant_turns: "first" }).success).toBe(false);
   });
 
   it("needs one learning rate per batch", () => {
-    expect(planSftBatches(5, { batchSize: 2, learningRate: 1e-4, assistantTurns: "all" })).toEqual({ batchSize: 2, learningRates: [1e-4, 1e-4, 1e-4] });
-    expect(planSftBatches(5, { batchSize: 2, learningRate: [3, 2, 1], assistantTurns: "all" }).learningRates).toEqual([3, 2, 1]);
-    expect(() => planSftBatches(5, { batchSize: 2, learningRate: [3, 2], assistantTurns: "all" })).toThrow(/config\.learning_rate: the learning-rate schedule has 2 entries but 5 trajectories in batches of 2 make 3 batches/);
+    expect(resolveSftConfig({ learning_rate: [3, 2, 1] }, 5).learning_rates).toEqual([3, 2, 1]);
+    expect(() => resolveSftConfig({ learning_rate: [3, 2] }, 5)).toThrow(/^config\.learning_rate: learning_rate lists 2 rates but the data makes 3 batches \(5 rows, batch_size 2\)/);
   });
 
   const row = (length: number, trainable: number): SftRow => ({

@@ -42,15 +42,16 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
   const tools = normalizeTools(history.tools, [...loc, "tools"]);
   const messages = chatMessages(items, deps.chatTemplate, loc);
 
-  const renderOptions = { addGenerationPrompt: false, continueFinalMessage: true };
-  const original = renderIds(deps, messages, tools, renderOptions);
+  // The plain rendering only tells which ids the conversation uses. It is rendered whole: cutting
+  // after the final message would fail for an empty reply (a completion of only the end token).
+  const original = renderIds(deps, messages, tools, { addGenerationPrompt: false, continueFinalMessage: false });
   const sentinel = pickSentinel(deps.tokenizer, original, loc);
   const sentinelText = deps.tokenizer.decode([sentinel]);
   const templated = messages.map((message, index) => {
     if (!trainable[index]) return message;
     return { role: "assistant", content: sentinelText, ...(message.tool_calls ? { tool_calls: message.tool_calls } : {}) };
   });
-  const tokenIds = renderIds(deps, templated, tools, renderOptions);
+  const tokenIds = renderIds(deps, templated, tools, { addGenerationPrompt: false, continueFinalMessage: true });
   const logprobs: number[] = new Array(tokenIds.length).fill(NaN);
   const mask: number[] = new Array(tokenIds.length).fill(0);
 

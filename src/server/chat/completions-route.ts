@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
+import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
 import { prepareCompletion } from "./prepare.js";
 import { ChatCompletionReq } from "./request-schema.js";
-import { collectCompletion } from "./response.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 
 /**
@@ -28,15 +28,16 @@ export async function chatCompletionsRoute(app: FastifyInstance): Promise<void> 
     },
     async ({ body }, request, reply) => {
       const headerRequestId = request.headers["x-request-id"];
-      const prepared = await prepareCompletion(body, {
+      const context = {
         entity: principalOf(request).entity,
         headerRequestId: typeof headerRequestId === "string" ? headerRequestId : undefined,
         engines: app.services.engines,
         resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
-      });
+      };
       const abort = abortOnDisconnect(reply);
+      if (!body.stream) return completeChat(body, context, abort.signal);
+      const prepared = await prepareCompletion(body, context);
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
-      if (!prepared.stream) return collectCompletion(events, prepared.plan);
       return sendCompletionStream(reply, prepared.plan, await startedEvents(events), request.log);
     },
   );

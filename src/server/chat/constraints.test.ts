@@ -34,11 +34,10 @@ describe("tool_choice", () => {
       type: "array",
       minItems: 1,
       items: {
-        type: "object",
         anyOf: [
-          { properties: { name: { type: "string", enum: ["get_weather"] }, parameters: weather.function.parameters }, required: ["name", "parameters"] },
-          { properties: { name: { type: "string", enum: ["get_time"] }, parameters: { type: "object", properties: {} } }, required: ["name", "parameters"] },
-          { properties: { name: { type: "string", enum: ["f"] }, parameters: { type: "object", properties: { p: { $ref: "#/$defs/P" } } } }, required: ["name", "parameters"] },
+          { type: "object", properties: { name: { type: "string", enum: ["get_weather"] }, parameters: weather.function.parameters }, required: ["name", "parameters"] },
+          { type: "object", properties: { name: { type: "string", enum: ["get_time"] }, parameters: { type: "object", properties: {} } }, required: ["name", "parameters"] },
+          { type: "object", properties: { name: { type: "string", enum: ["f"] }, parameters: { type: "object", properties: { p: { $ref: "#/$defs/P" } } } }, required: ["name", "parameters"] },
         ],
       },
       $defs: { P: { type: "string" } },

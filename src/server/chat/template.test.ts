@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { apiErrorOf, byteModel, chatRequest, renderWithJinja } from "../../testing/chat.js";
 import { contentText, detectContentFormat, toTemplateMessages, toTemplateTools } from "./messages.js";
-import { chatTemplateInput, NO_TEMPLATE_MESSAGE, renderPrompt, responseRole } from "./template.js";
+import { chatTemplateInput, NO_TEMPLATE_MESSAGE, renderPrompt, responseRole, selectChatTemplate } from "./template.js";
 
 describe("messages for the chat template", () => {
   it("joins text parts with newlines, and renders a string like an equivalent single part", () => {
@@ -60,9 +60,25 @@ describe("messages for the chat template", () => {
 
 describe("chat template input and rendering", () => {
   it("prefers the request's template and needs one from somewhere", () => {
-    expect(chatTemplateInput(chatRequest({ chat_template: "mine" }), "model's").template).toBe("mine");
-    expect(chatTemplateInput(chatRequest({}), "model's").template).toBe("model's");
-    expect(apiErrorOf(() => chatTemplateInput(chatRequest({}), undefined))).toEqual({ status: 400, type: "BadRequestError", param: null, message: NO_TEMPLATE_MESSAGE });
+    const model = { default: "model's", named: {} };
+    expect(chatTemplateInput(chatRequest({ chat_template: "mine" }), model).template).toBe("mine");
+    expect(chatTemplateInput(chatRequest({}), model).template).toBe("model's");
+    const none = { default: undefined, named: {} };
+    expect(apiErrorOf(() => chatTemplateInput(chatRequest({}), none))).toEqual({ status: 400, type: "BadRequestError", param: null, message: NO_TEMPLATE_MESSAGE });
+    expect(apiErrorOf(() => chatTemplateInput(chatRequest({ chat_template: "" }), model))).toMatchObject({ status: 400, message: NO_TEMPLATE_MESSAGE });
+  });
+
+  it("picks the model's tool_use template when tools are sent, and named templates by name (transformers' get_chat_template)", () => {
+    const templates = { default: "plain", named: { tool_use: "with tools", rag: "documents" } };
+    const tools = [{ type: "function", function: { name: "f" } }];
+    expect(selectChatTemplate(chatRequest({}), templates)).toBe("plain");
+    expect(selectChatTemplate(chatRequest({ tools }), templates)).toBe("with tools");
+    expect(selectChatTemplate(chatRequest({ tools, tool_choice: "none" }), templates)).toBe("with tools");
+    expect(selectChatTemplate(chatRequest({ chat_template: "rag" }), templates)).toBe("documents");
+    expect(selectChatTemplate(chatRequest({ chat_template: "tool_use" }), templates)).toBe("with tools");
+    expect(selectChatTemplate(chatRequest({ tools }), { default: "plain", named: {} })).toBe("plain");
+    expect(selectChatTemplate(chatRequest({ tools }), { default: undefined, named: { tool_use: "with tools" } })).toBe("with tools");
+    expect(apiErrorOf(() => selectChatTemplate(chatRequest({}), { default: undefined, named: { tool_use: "with tools" } })).message).toBe(NO_TEMPLATE_MESSAGE);
   });
 
   it("applies vLLM's variable precedence: kwargs < explicit fields, effort implies enable_thinking", () => {
@@ -72,13 +88,13 @@ describe("chat template input and rendering", () => {
         documents: [{ title: "d", text: "t" }],
         reasoning_effort: "low",
       }),
-      "t",
+      { default: "t", named: {} },
     );
     expect(input).toMatchObject({ addGenerationPrompt: true, continueFinalMessage: false, documents: [{ title: "d", text: "t" }] });
     expect(input.variables).toEqual({ custom: 1, reasoning_effort: "low", enable_thinking: true });
-    expect(chatTemplateInput(chatRequest({ chat_template_kwargs: { documents: [{ title: "k" }] } }), "t").documents).toEqual([{ title: "k" }]);
-    expect(chatTemplateInput(chatRequest({ reasoning_effort: "none" }), "t").variables.enable_thinking).toBe(false);
-    expect(chatTemplateInput(chatRequest({ reasoning_effort: "high", chat_template_kwargs: { enable_thinking: false } }), "t").variables.enable_thinking).toBe(false);
+    expect(chatTemplateInput(chatRequest({ chat_template_kwargs: { documents: [{ title: "k" }] } }), { default: "t", named: {} }).documents).toEqual([{ title: "k" }]);
+    expect(chatTemplateInput(chatRequest({ reasoning_effort: "none" }), { default: "t", named: {} }).variables.enable_thinking).toBe(false);
+    expect(chatTemplateInput(chatRequest({ reasoning_effort: "high", chat_template_kwargs: { enable_thinking: false } }), { default: "t", named: {} }).variables.enable_thinking).toBe(false);
   });
 
   it("renders and tokenizes a conversation, adding special tokens only on request", () => {

@@ -1,4 +1,6 @@
 import type { InferenceEngine } from "../../engine/api.js";
+import { ChatTemplateError, MISSING_TEMPLATE_MESSAGE, resolveChatTemplate } from "../../engine/chat-template.js";
+import type { ChatTemplates } from "../../engine/checkpoint/tokenizer-config.js";
 import { ApiError } from "../errors.js";
 import { chatRuleError } from "./chat-errors.js";
 import { detectContentFormat, type TemplateMessage, type TemplateTool, toTemplateMessages, toTemplateTools } from "./messages.js";
@@ -34,15 +36,32 @@ export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInp
 /** What rendering needs of an engine: its model info (template) and tokenizer (special tokens). */
 export type TemplateModel = Pick<InferenceEngine, "info" | "tokenizer">;
 
-export const NO_TEMPLATE_MESSAGE =
-  "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.";
+/** spec/interface.md §7.4, in transformers' words (vLLM passes them on). */
+export const NO_TEMPLATE_MESSAGE = MISSING_TEMPLATE_MESSAGE;
 
 const CONSUMED_KWARGS = ["add_generation_prompt", "continue_final_message", "documents"];
 
-/** The template input for a request; the request's own template wins over the model's. */
-export function chatTemplateInput(req: ChatCompletionRequest, modelTemplate: string | undefined): ChatTemplateInput {
-  const template = req.chat_template ?? modelTemplate;
-  if (template === undefined || template === "") throw chatRuleError(NO_TEMPLATE_MESSAGE);
+/**
+ * Which template renders a request, as transformers' `get_chat_template` picks it (vLLM calls it):
+ * the request's `chat_template` (a template, or the name of one of the model's named templates),
+ * else the model's `tool_use` template when tools are sent (whatever `tool_choice` is: vLLM renders
+ * the tools then too), else the model's default.
+ */
+export function selectChatTemplate(req: ChatCompletionRequest, templates: ChatTemplates): string {
+  let template: string;
+  try {
+    template = resolveChatTemplate(templates, { requested: req.chat_template, hasTools: req.tools !== null && req.tools !== undefined });
+  } catch (error) {
+    if (error instanceof ChatTemplateError) throw chatRuleError(NO_TEMPLATE_MESSAGE);
+    throw error;
+  }
+  if (template === "") throw chatRuleError(NO_TEMPLATE_MESSAGE);
+  return template;
+}
+
+/** The template input for a request (template chosen by `selectChatTemplate`). */
+export function chatTemplateInput(req: ChatCompletionRequest, templates: ChatTemplates): ChatTemplateInput {
+  const template = selectChatTemplate(req, templates);
   const kwargs = req.chat_template_kwargs ?? {};
   const variables: Record<string, unknown> = Object.fromEntries(Object.entries(kwargs).filter(([key]) => !CONSUMED_KWARGS.includes(key)));
   if (req.reasoning_effort !== null && req.reasoning_effort !== undefined) {
@@ -69,7 +88,7 @@ export interface RenderedPrompt {
 
 /** Renders and tokenizes; `add_special_tokens` adds the tokenizer's own BOS/EOS on top of the template's. */
 export function renderPrompt(req: ChatCompletionRequest, engine: TemplateModel, render: ChatTemplateRenderer): RenderedPrompt {
-  const input = chatTemplateInput(req, engine.info.chatTemplate);
+  const input = chatTemplateInput(req, engine.info.chatTemplates);
   let text: string;
   try {
     text = render(engine, input);

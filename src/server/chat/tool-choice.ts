@@ -43,6 +43,8 @@ export function namedToolSchema(tools: ToolDefinitionIn[], name: string): Record
 /**
  * `required`: a non-empty JSON array of `{"name": <one tool>, "parameters": <its schema>}`, with the
  * tools' `$defs` hoisted to the top (two tools defining one name differently cannot be combined).
+ * vLLM writes `type: "object"` next to the `anyOf`; xgrammar ignores keywords beside `anyOf`, so it
+ * goes into each branch here (the same set of values, in a form xgrammar enforces).
  */
 export function requiredToolsSchema(tools: ToolDefinitionIn[]): Record<string, unknown> {
   const defs: Record<string, unknown> = {};
@@ -55,11 +57,12 @@ export function requiredToolsSchema(tools: ToolDefinitionIn[]): Record<string, u
       defs[name] = schema;
     }
     return {
+      type: "object",
       properties: { name: { type: "string", enum: [tool.function.name] }, parameters },
       required: ["name", "parameters"],
     };
   });
-  const schema: Record<string, unknown> = { type: "array", minItems: 1, items: { type: "object", anyOf: variants } };
+  const schema: Record<string, unknown> = { type: "array", minItems: 1, items: { anyOf: variants } };
   if (Object.keys(defs).length > 0) schema.$defs = defs;
   return schema;
 }

@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../store/keys.js";
-import type { CallHeader } from "../../store/trace/call-lookup.js";
 import { startTestApp, type TestApp } from "../../testing/app.js";
 import { testDialects } from "../../testing/stores.js";
-import { jsonLines, type TraceClient, traceClient } from "../../testing/trace.js";
+import { endOf, jsonLines, startOf, type TraceClient, traceClient } from "../../testing/trace.js";
 
-/**
- * The calls store lives on the calls side of the trace API; these tests give the queues the call
- * headers through the same lookup interface that store will implement.
- */
-const calls: (CallHeader & { projectId: string })[] = [
-  { projectId: "alice/aq", id: "call-1", traceId: "trace-a", opName: "weave:///alice/aq/op/summarize:abc", startedAt: "2026-01-01T00:00:03.000Z", endedAt: "2026-01-01T00:00:04.000Z" },
-  { projectId: "alice/aq", id: "call-2", traceId: "trace-a", opName: "weave:///alice/aq/op/classify:def", startedAt: "2026-01-01T00:00:01.000Z", endedAt: null },
-  { projectId: "alice/aq", id: "call-3", traceId: "trace-b", opName: "weave:///alice/aq/op/summarize:abc", startedAt: "2026-01-01T00:00:02.000Z", endedAt: "2026-01-01T00:00:05.000Z" },
+/** Calls stored through the calls API, whose headers queue items cache (call-2 is still running). */
+const p = "alice/aq";
+const summarize = "weave:///alice/aq/op/summarize:abc";
+const batch = [
+  { mode: "start", req: { start: startOf(p, { id: "call-1", trace_id: "trace-a", op_name: summarize, started_at: "2026-01-01T00:00:03Z" }) } },
+  { mode: "end", req: { end: endOf(p, "call-1", { ended_at: "2026-01-01T00:00:04Z" }) } },
+  { mode: "start", req: { start: startOf(p, { id: "call-2", trace_id: "trace-a", op_name: "weave:///alice/aq/op/classify:def", started_at: "2026-01-01T00:00:01Z" }) } },
+  { mode: "start", req: { start: startOf(p, { id: "call-3", trace_id: "trace-b", op_name: summarize, started_at: "2026-01-01T00:00:02Z" }) } },
+  { mode: "end", req: { end: endOf(p, "call-3", { ended_at: "2026-01-01T00:00:05Z" }) } },
+  { mode: "start", req: { start: startOf(p, { id: "deleted-call", trace_id: "trace-c" }) } },
 ];
 
 describe.each(testDialects)("annotation queues on %s", (dialect) => {
@@ -20,11 +21,11 @@ describe.each(testDialects)("annotation queues on %s", (dialect) => {
   let c: TraceClient;
   /** A second key of the same entity: another annotator. */
   let c2: TraceClient;
-  const p = "alice/aq";
   beforeAll(async () => {
     t = await startTestApp(dialect);
-    t.app.services.traceCalls = { findCalls: async (projectId, ids) => calls.filter((call) => call.projectId === projectId && ids.includes(call.id)) };
     c = traceClient(t, t.keys.alice);
+    await c.json("/call/upsert_batch", { batch });
+    await c.json("/calls/delete", { project_id: p, call_ids: ["deleted-call"] });
     c2 = traceClient(t, (await createApiKey(t.store.db, "alice", { name: "second annotator" })).key);
   });
   afterAll(async () => {
@@ -64,9 +65,9 @@ describe.each(testDialects)("annotation queues on %s", (dialect) => {
     expect((await c.post("/annotation_queues", { project_id: p, name: "no refs" })).statusCode).toBe(422);
   });
 
-  it("adds calls once, skips unknown calls and counts progress", async () => {
+  it("adds calls once, skips unknown and deleted calls and counts progress", async () => {
     const id = await createQueue("Items");
-    const added = await c.post(`/annotation_queues/${id}/items`, { project_id: p, call_ids: ["call-1", "call-2", "missing"], display_fields: ["inputs.prompt", "output"] });
+    const added = await c.post(`/annotation_queues/${id}/items`, { project_id: p, call_ids: ["call-1", "call-2", "missing", "deleted-call"], display_fields: ["inputs.prompt", "output"] });
     expect(added.json()).toEqual({ added_count: 2, duplicates: 0 });
     const again = await c.post(`/annotation_queues/${id}/items`, { project_id: p, call_ids: ["call-1", "call-3", "call-3"], display_fields: [] });
     expect(again.json()).toEqual({ added_count: 1, duplicates: 2 });
@@ -76,8 +77,8 @@ describe.each(testDialects)("annotation queues on %s", (dialect) => {
     expect(all[0]).toMatchObject({
       queue_id: id,
       project_id: p,
-      call_started_at: "2026-01-01T00:00:03.000Z",
-      call_ended_at: "2026-01-01T00:00:04.000Z",
+      call_started_at: "2026-01-01T00:00:03.000000Z",
+      call_ended_at: "2026-01-01T00:00:04.000000Z",
       call_op_name: "weave:///alice/aq/op/summarize:abc",
       call_trace_id: "trace-a",
       display_fields: ["inputs.prompt", "output"],
@@ -116,17 +117,6 @@ describe.each(testDialects)("annotation queues on %s", (dialect) => {
         { queue_id: "unknown-queue", total_items: 0, completed_items: 0 },
       ],
     });
-  });
-
-  it("adds nothing while no calls store is connected", async () => {
-    const saved = t.app.services.traceCalls;
-    t.app.services.traceCalls = undefined;
-    try {
-      const id = await createQueue("Disconnected");
-      expect((await c.post(`/annotation_queues/${id}/items`, { project_id: p, call_ids: ["call-1"], display_fields: [] })).json()).toEqual({ added_count: 0, duplicates: 0 });
-    } finally {
-      t.app.services.traceCalls = saved;
-    }
   });
 
   it("keeps queues inside their entity", async () => {

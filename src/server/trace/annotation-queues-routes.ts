@@ -4,9 +4,9 @@ import type { AnnotationQueueService, QueueItemView, QueueRecord } from "../../s
 import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { defineRoute } from "../routes.js";
 import { sendJsonLines } from "./json-lines.js";
-import { Limit, Offset, ProjectId, SortBy, StringList } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "./object-scope.js";
-import { resolveProject } from "./project.js";
+import { Limit, Offset, ProjectId, SortBy, StringList } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
+import { resolveProject, traceUserId } from "./project.js";
 
 const AnnotationStateEnum = z.enum(["unstarted", "in_progress", "completed", "skipped"]);
 const QueuePath = z.object({ queue_id: z.string() });
@@ -74,13 +74,13 @@ function itemSchemaOf(item: QueueItemView): Record<string, unknown> {
 
 /** Annotation queues, their items and annotator progress (`spec/trace.md` §4.12). */
 export async function annotationQueueRoutes(app: FastifyInstance, options: { queues: AnnotationQueueService }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { queues } = options;
   const common = traceRoute("annotation queues");
 
   defineRoute(app, { method: "POST", url: "/annotation_queues", summary: "Create an annotation queue", body: CreateReq, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
-    return { id: await queues.create(projectId, { name: body.name, description: body.description, scorerRefs: body.scorer_refs }, wbUserIdOf(request)) };
+    return { id: await queues.create(projectId, { name: body.name, description: body.description, scorerRefs: body.scorer_refs }, traceUserId(request)) };
   });
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/query", summary: "List annotation queues as JSON Lines", body: QueryReq, ...common }, async ({ body }, request, reply) => {
@@ -117,14 +117,14 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items", summary: "Add calls to an annotation queue", params: QueuePath, body: AddCallsReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
-    const added = await queues.addCalls(projectId, params.queue_id, body.call_ids, body.display_fields, wbUserIdOf(request));
+    const added = await queues.addCalls(projectId, params.queue_id, body.call_ids, body.display_fields, traceUserId(request));
     return { added_count: added.addedCount, duplicates: added.duplicates };
   });
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/query", summary: "Query the items of an annotation queue", params: QueuePath, body: ItemsQueryReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const filter = body.filter ?? {};
-    const items = await queues.queryItems(projectId, params.queue_id, wbUserIdOf(request), {
+    const items = await queues.queryItems(projectId, params.queue_id, traceUserId(request), {
       filter: {
         id: filter.id ?? undefined,
         callId: filter.call_id ?? undefined,
@@ -143,6 +143,6 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/:item_id/progress", summary: "Record an annotator's progress on an item", params: ItemPath, body: ProgressReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
-    return { item: itemSchemaOf(await queues.updateProgress(projectId, params.queue_id, params.item_id, wbUserIdOf(request), body.annotation_state)) };
+    return { item: itemSchemaOf(await queues.updateProgress(projectId, params.queue_id, params.item_id, traceUserId(request), body.annotation_state)) };
   });
 }

@@ -2,19 +2,15 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { MetricSpec } from "../../store/trace/buckets.js";
 import type { CallSchema, CallsQuery } from "../../store/trace/calls/types.js";
 import { ApiError } from "../errors.js";
+import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { defineRoute } from "../routes.js";
 import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./calls-schemas.js";
-import { traceCallStore, useTraceErrors } from "./common.js";
 import { sendJsonLines } from "./json-lines.js";
 import { resolveProject } from "./project.js";
-import { expandColumns, type RefReader } from "./ref-expansion.js";
+import { traceRoute } from "./scope.js";
+import type { TraceServices } from "../../store/trace/services.js";
+import { expandColumns } from "./ref-expansion.js";
 
-export interface CallQueryRoutesOptions {
-  /** Resolves refs for `expand_columns`; without one, refs are returned as they are. */
-  refReader?: RefReader;
-}
-
-const tags = ["calls"];
 const DEFAULT_USAGE_LIMIT = 10_000;
 
 function toCallsQuery(body: CallsQueryBody): CallsQuery {
@@ -31,6 +27,10 @@ function toCallsQuery(body: CallsQueryBody): CallsQuery {
   };
 }
 
+function expandsRefs(body: CallsQueryBody): boolean {
+  return (body.expand_columns?.length ?? 0) > 0 && body.return_expanded_column_values !== false;
+}
+
 function metricSpecs(metrics: { metric: string; aggregations?: MetricSpec["aggregations"] | null; percentiles?: number[] | null }[] | null | undefined): MetricSpec[] {
   return (metrics ?? []).map((spec) => {
     const aggregations = spec.aggregations ?? [];
@@ -40,16 +40,15 @@ function metricSpecs(metrics: { metric: string; aggregations?: MetricSpec["aggre
 }
 
 /** Reading calls: stream and batch queries, counts, usage roll-ups, time-bucketed stats, threads. */
-export async function callQueryRoutes(app: FastifyInstance, options: CallQueryRoutesOptions): Promise<void> {
-  useTraceErrors(app);
-  const calls = traceCallStore(app);
-  const common = { tags, security: "basic" as const };
+export async function callQueryRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const { calls, refs } = options.trace;
+  const common = traceRoute("calls");
 
   /** Pages of matching calls with costs, feedback and expanded refs as the request asks. */
   async function* callPages(body: CallsQueryBody): AsyncGenerator<CallSchema[]> {
-    const expand = body.expand_columns && body.expand_columns.length > 0 && body.return_expanded_column_values !== false && options.refReader;
+    const expand = expandsRefs(body);
     for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
-      if (expand) await expandColumns(body.project_id, page, body.expand_columns!, options.refReader!);
+      if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
       yield page;
     }
   }
@@ -64,13 +63,15 @@ export async function callQueryRoutes(app: FastifyInstance, options: CallQueryRo
       yield* first.value;
       for await (const page of pages) yield* page;
     }
-    return sendJsonLines(request, reply, rows());
+    // Expanded values come from stored objects, whose floats keep their Python spelling (1.0).
+    return sendJsonLines(request, reply, rows(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
     const out: CallSchema[] = [];
     for await (const page of callPages(body)) out.push(...page);
+    if (expandsRefs(body)) reply.serializer(stringifyJsonLossless);
     return { calls: out };
   });
 

@@ -14,11 +14,12 @@ import {
   type EndedCall,
   type StartedCall,
 } from "./calls-schemas.js";
-import { parseBodyPart, traceCallStore, traceUserId, useTraceErrors } from "./common.js";
-import { resolveProject } from "./project.js";
+import { pathProject, resolveProject, traceUserId } from "./project.js";
+import { parseBodyPart } from "./schemas.js";
+import { traceRoute } from "./scope.js";
+import type { TraceServices } from "../../store/trace/services.js";
 
 const MAX_DELETE_CALLS = 1000;
-const tags = ["calls"];
 
 export function toCallStart(start: StartedCall, wbUserId: string): CallStart {
   return {
@@ -59,19 +60,17 @@ function checkProjects(request: FastifyRequest, projectIds: Iterable<string>): v
 }
 
 /** The v2 routes carry the project in the path; bodies must name the same one. */
-function pathProject(request: FastifyRequest, params: { entity: string; project: string }, bodyProjects: string[]): void {
-  const projectId = `${params.entity}/${params.project}`;
-  resolveProject(request, projectId);
+function checkPathProject(request: FastifyRequest, params: { entity: string; project: string }, bodyProjects: string[]): void {
+  const projectId = pathProject(request, params);
   if (bodyProjects.some((id) => id !== projectId)) throw new ApiError(400, `project_id must be '${projectId}', the project of the path`);
 }
 
 const V2Params = z.object({ entity: z.string(), project: z.string() });
 
 /** Call writes and single-call reads (`spec/trace.md` §4.1, §4.15). */
-export async function callRoutes(app: FastifyInstance): Promise<void> {
-  useTraceErrors(app);
-  const calls = traceCallStore(app);
-  const common = { tags, security: "basic" as const };
+export async function callRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const { calls } = options.trace;
+  const common = traceRoute("calls");
 
   const start = async (request: FastifyRequest, body: z.output<typeof CallStartReq>) => {
     checkProjects(request, [body.start.project_id]);
@@ -110,17 +109,17 @@ export async function callRoutes(app: FastifyInstance): Promise<void> {
   });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/calls/complete", summary: "Store complete calls", params: V2Params, body: CallsCompleteReq, ...common }, async ({ params, body }, request) => {
-    pathProject(request, params, body.batch.map((call) => call.project_id));
+    checkPathProject(request, params, body.batch.map((call) => call.project_id));
     const wbUserId = traceUserId(request);
     await calls.writeCalls(body.batch.map((call) => ({ start: toCallStart(call, wbUserId), end: toCallEnd(call) })));
     return {};
   });
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/start", summary: "Start a call", params: V2Params, body: CallStartReq, ...common }, async ({ params, body }, request) => {
-    pathProject(request, params, [body.start.project_id]);
+    checkPathProject(request, params, [body.start.project_id]);
     return start(request, body);
   });
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/end", summary: "End a call", params: V2Params, body: CallEndReq, ...common }, async ({ params, body }, request) => {
-    pathProject(request, params, [body.end.project_id]);
+    checkPathProject(request, params, [body.end.project_id]);
     return end(request, body);
   });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { zIdList, zJsonObject, zProjectId, zSortBy, zTimestamp } from "./common.js";
+import { IdList, JsonObject, ProjectId, SortByList, Timestamp } from "./schemas.js";
 import { zQuery } from "./query-schema.js";
 
 /**
@@ -7,7 +7,7 @@ import { zQuery } from "./query-schema.js";
  * (the Node SDK sends extra ones); `wb_user_id` is accepted and replaced by the server.
  */
 export const StartedCallSchemaForInsert = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   id: z.string().min(1).nullish(),
   op_name: z.string().min(1),
   display_name: z.string().nullish(),
@@ -15,33 +15,33 @@ export const StartedCallSchemaForInsert = z.object({
   parent_id: z.string().nullish(),
   thread_id: z.string().nullish(),
   turn_id: z.string().nullish(),
-  started_at: zTimestamp,
-  attributes: zJsonObject,
-  inputs: zJsonObject,
-  otel_dump: zJsonObject.nullish(),
+  started_at: Timestamp,
+  attributes: JsonObject,
+  inputs: JsonObject,
+  otel_dump: JsonObject.nullish(),
   wb_user_id: z.string().nullish(),
   wb_run_id: z.string().nullish(),
   wb_run_step: z.int().nullish(),
 });
 
 export const EndedCallSchemaForInsert = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   id: z.string().min(1),
   trace_id: z.string().nullish(),
-  ended_at: zTimestamp,
+  ended_at: Timestamp,
   exception: z.string().nullish(),
   output: z.unknown().optional(),
-  summary: zJsonObject,
+  summary: JsonObject,
   wb_run_step_end: z.int().nullish(),
 });
 
 export const CompletedCallSchemaForInsert = StartedCallSchemaForInsert.extend({
   id: z.string().min(1),
   trace_id: z.string().min(1),
-  ended_at: zTimestamp,
+  ended_at: Timestamp,
   exception: z.string().nullish(),
   output: z.unknown().optional(),
-  summary: zJsonObject,
+  summary: JsonObject,
   wb_run_step_end: z.int().nullish(),
 });
 
@@ -59,7 +59,7 @@ export const CallCreateBatchReq = z.object({
 export const CallsCompleteReq = z.object({ batch: z.array(CompletedCallSchemaForInsert) });
 
 export const CallReadReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   id: z.string(),
   include_costs: z.boolean().nullish(),
   include_storage_size: z.boolean().nullish(),
@@ -67,38 +67,38 @@ export const CallReadReq = z.object({
 });
 
 export const CallUpdateReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   call_id: z.string(),
   display_name: z.string().nullish(),
   wb_user_id: z.string().nullish(),
 });
 
 export const CallsDeleteReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   call_ids: z.array(z.string()),
   wb_user_id: z.string().nullish(),
 });
 
 export const CallsFilter = z.object({
-  op_names: zIdList,
-  input_refs: zIdList,
-  output_refs: zIdList,
-  parent_ids: zIdList,
-  trace_ids: zIdList,
-  call_ids: zIdList,
-  thread_ids: zIdList,
-  turn_ids: zIdList,
+  op_names: IdList,
+  input_refs: IdList,
+  output_refs: IdList,
+  parent_ids: IdList,
+  trace_ids: IdList,
+  call_ids: IdList,
+  thread_ids: IdList,
+  turn_ids: IdList,
   trace_roots_only: z.boolean().nullish(),
-  wb_user_ids: zIdList,
-  wb_run_ids: zIdList,
+  wb_user_ids: IdList,
+  wb_run_ids: IdList,
 });
 
 export const CallsQueryReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   filter: CallsFilter.nullish(),
   limit: z.int().min(0).nullish(),
   offset: z.int().min(0).nullish(),
-  sort_by: zSortBy.nullish(),
+  sort_by: SortByList.nullish(),
   query: zQuery.nullish(),
   include_costs: z.boolean().nullish(),
   include_feedback: z.boolean().nullish(),
@@ -112,7 +112,7 @@ export const CallsQueryReq = z.object({
 export type CallsQueryBody = z.output<typeof CallsQueryReq>;
 
 export const CallsQueryStatsReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   filter: CallsFilter.nullish(),
   query: zQuery.nullish(),
   limit: z.int().nullish(),
@@ -121,14 +121,14 @@ export const CallsQueryStatsReq = z.object({
 });
 
 export const CallsUsageReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   call_ids: z.array(z.string()),
   include_costs: z.boolean().nullish(),
   limit: z.int().nullish(),
 });
 
 export const TraceUsageReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   filter: CallsFilter.nullish(),
   query: zQuery.nullish(),
   include_costs: z.boolean().nullish(),
@@ -139,9 +139,9 @@ const Aggregation = z.enum(["sum", "avg", "min", "max", "count", "count_true", "
 const Percentiles = z.array(z.number().min(0).max(100));
 
 export const CallStatsReq = z.object({
-  project_id: zProjectId,
-  start: zTimestamp,
-  end: zTimestamp.nullish(),
+  project_id: ProjectId,
+  start: Timestamp,
+  end: Timestamp.nullish(),
   granularity: z.int().min(1).nullish(),
   usage_metrics: z
     .array(
@@ -166,15 +166,15 @@ export const CallStatsReq = z.object({
 });
 
 export const ThreadsQueryReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   filter: z
     .object({
-      after_datetime: zTimestamp.nullish(),
-      before_datetime: zTimestamp.nullish(),
+      after_datetime: Timestamp.nullish(),
+      before_datetime: Timestamp.nullish(),
       thread_ids: z.array(z.string()).nullish(),
     })
     .nullish(),
   limit: z.int().min(0).nullish(),
   offset: z.int().min(0).nullish(),
-  sort_by: zSortBy.nullish(),
+  sort_by: SortByList.nullish(),
 });

@@ -1,18 +1,17 @@
 import type { FastifyInstance } from "fastify";
 import { nowTimestamp } from "../../store/trace/timestamps.js";
 import { defineRoute } from "../routes.js";
-import { traceCallStore, traceUserId, useTraceErrors } from "./common.js";
 import { CostCreateReq, CostPurgeReq, CostQueryReq } from "./feedback-schemas.js";
-import { resolveProject } from "./project.js";
+import { resolveProject, traceUserId } from "./project.js";
+import { traceRoute } from "./scope.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import { purgeIds } from "./purge-query.js";
 
-const tags = ["costs"];
 
 /** Per-project LLM token prices (`spec/trace.md` §4.8), used by `include_costs`. */
-export async function costRoutes(app: FastifyInstance): Promise<void> {
-  useTraceErrors(app);
-  const store = traceCallStore(app);
-  const common = { tags, security: "basic" as const };
+export async function costRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const store = options.trace.calls;
+  const common = traceRoute("costs");
 
   defineRoute(app, { method: "POST", url: "/cost/create", summary: "Add LLM prices", body: CostCreateReq, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);

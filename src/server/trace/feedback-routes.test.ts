@@ -66,6 +66,35 @@ describe.each(testDialects)("feedback on %s", (dialect) => {
     expect(schema.statusCode).toBe(422);
   });
 
+  it("checks annotation values against the field schema of a stored AnnotationSpec", async () => {
+    const spec = { _type: "AnnotationSpec", _class_name: "AnnotationSpec", _bases: ["Object", "BaseModel"], name: "quality", field_schema: { type: "integer", minimum: 1.0, maximum: 5 } };
+    // `1.0` is sent as JSON text: the stored spec keeps Python's float, which the validator must still read as 1.
+    const text = JSON.stringify({ obj: { project_id: P, object_id: "quality", val: spec } }).replace('"minimum":1', '"minimum":1.0');
+    const digest = (await alice.json("/obj/create", text)).digest as string;
+    const specRef = `weave:///${P}/object/quality:${digest}`;
+    const annotation = (value: unknown, annotationRef = specRef) => ({ project_id: P, weave_ref: callRef("annotated"), feedback_type: "wandb.annotation.quality", annotation_ref: annotationRef, payload: { value } });
+
+    expect((await alice.json("/feedback/create", annotation(4))).payload).toEqual({ value: 4 });
+    await alice.json("/feedback/create", annotation(1, `weave:///${P}/object/quality:latest`));
+    await rejected(annotation(9), /does not match annotation spec/);
+    await rejected(annotation(0), /does not match annotation spec/);
+    await rejected(annotation("4"), /does not match annotation spec/);
+    await rejected(annotation(4, `weave:///${P}/object/quality:v9`), /not found/);
+    await rejected(annotation(4, `weave:///alice/elsewhere/object/quality:${digest}`), /does not match project/);
+    await alice.json("/obj/delete", { project_id: P, object_id: "quality" });
+    await rejected(annotation(4), /not found/);
+  });
+
+  it("accepts a queue_id only for a live annotation queue of the project", async () => {
+    const note = { project_id: P, weave_ref: callRef("queued"), feedback_type: "wandb.note.1", payload: { note: "looked at it" } };
+    const queueId = (await alice.json("/annotation_queues", { project_id: P, name: "review", scorer_refs: [] })).id as string;
+    expect((await alice.json("/feedback/create", { ...note, queue_id: queueId })).id).toEqual(expect.any(String));
+    expect((await query({ query: { $expr: { $eq: [{ $getField: "queue_id" }, { $literal: queueId }] } } })).result).toHaveLength(1);
+    await rejected({ ...note, queue_id: "no-such-queue" }, /Queue no-such-queue not found/);
+    await t.app.inject({ method: "DELETE", url: `/trace/annotation_queues/${queueId}`, query: { project_id: P }, headers: { authorization: `Bearer ${t.keys.alice}` } });
+    await rejected({ ...note, queue_id: queueId }, /not found or has been deleted/);
+  });
+
   it("honours client ids, treats a repeated id as a retry, and validates a batch before storing any of it", async () => {
     const first = await alice.json("/feedback/create", { ...runnable("idem", 0.1), id: "fixed-id" });
     const again = await alice.json("/feedback/create", { ...runnable("idem", 0.9), id: "fixed-id" });

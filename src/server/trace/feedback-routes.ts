@@ -4,7 +4,6 @@ import { defaultAggregations, feedbackStats, payloadSchema } from "../../store/t
 import { nowTimestamp } from "../../store/trace/timestamps.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../routes.js";
-import { traceCallStore, traceUserId, useTraceErrors } from "./common.js";
 import { type FeedbackDeps, prepareFeedback } from "./feedback-rules.js";
 import {
   type FeedbackCreateBody,
@@ -16,18 +15,17 @@ import {
   FeedbackReplaceReq,
   FeedbackStatsReq,
 } from "./feedback-schemas.js";
-import { resolveProject } from "./project.js";
+import { resolveProject, traceUserId } from "./project.js";
+import { traceRoute } from "./scope.js";
 import { purgeIds } from "./purge-query.js";
 
-const tags = ["feedback"];
 
 const createRes = (row: Feedback) => ({ id: row.id, created_at: row.created_at, wb_user_id: row.wb_user_id, payload: row.payload });
 
 /** Feedback on calls and objects (`spec/trace.md` §4.5). */
 export async function feedbackRoutes(app: FastifyInstance, deps: FeedbackDeps): Promise<void> {
-  useTraceErrors(app);
-  const store = traceCallStore(app);
-  const common = { tags, security: "basic" as const };
+  const store = deps.calls;
+  const common = traceRoute("feedback");
   const prepare = (request: FastifyRequest, body: FeedbackCreateBody) => {
     resolveProject(request, body.project_id);
     return prepareFeedback(body, traceUserId(request), deps);

@@ -1,22 +1,20 @@
 import { Ajv, type ValidateFunction } from "ajv";
-import type { Feedback } from "../../store/trace/feedback.js";
+import { type Feedback, feedbackRow } from "../../store/trace/feedback.js";
 import { uuidv7 } from "../../store/trace/ids.js";
+import type { RefReader } from "../../store/trace/refs-reader.js";
+import { InvalidRefError, parseWeaveRef, type WeaveRef } from "../../store/trace/refs.js";
 import { nowTimestamp } from "../../store/trace/timestamps.js";
+import type { TraceCallStore } from "../../store/trace/trace-store.js";
 import { ApiError } from "../errors.js";
 import { countEmoji, demojize, detone } from "./emoji.js";
 import type { FeedbackCreateBody } from "./feedback-schemas.js";
-import type { RefReader } from "./ref-expansion.js";
-import { type ParsedRef, parseRef } from "./ref-syntax.js";
-
-/** Checks that an annotation queue exists in a project; the seam to the annotation-queue store. */
-export interface AnnotationQueueLookup {
-  queueExists(projectId: string, queueId: string): Promise<boolean>;
-}
 
 export interface FeedbackDeps {
-  /** Reads AnnotationSpec objects; without it, annotation values are not checked against their spec. */
-  refReader?: RefReader;
-  queues?: AnnotationQueueLookup;
+  calls: TraceCallStore;
+  /** Reads AnnotationSpec objects, to check annotation values against their spec. */
+  refs: RefReader;
+  /** Checks `queue_id`: the queue must exist in the project. */
+  queues: { queueExists(projectId: string, queueId: string): Promise<boolean> };
 }
 
 const REACTION = "wandb.reaction.1";
@@ -30,8 +28,13 @@ const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 const invalid = (message: string) => new ApiError(400, message);
 
-function refOf(ref: string, kinds: ParsedRef["kind"][], label: string): ParsedRef {
-  const parsed = parseRef(ref);
+function refOf(ref: string, kinds: WeaveRef["kind"][], label: string): WeaveRef {
+  let parsed: WeaveRef | undefined;
+  try {
+    parsed = parseWeaveRef(ref);
+  } catch (error) {
+    if (!(error instanceof InvalidRefError)) throw error;
+  }
   if (!parsed || !kinds.includes(parsed.kind)) throw invalid(`Invalid ${label}: '${ref}' is not a ${kinds.join(" or ")} ref`);
   return parsed;
 }
@@ -61,7 +64,7 @@ function validatorFor(schema: object): ValidateFunction {
  * feedback, annotation values against their AnnotationSpec, and the 1 MiB payload limit. Returns
  * the row to store, with the server's id, time, user and processed payload.
  */
-export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string, deps: FeedbackDeps): Promise<Feedback> {
+export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string, deps: Omit<FeedbackDeps, "calls">): Promise<Feedback> {
   const type = req.feedback_type;
   const payload = { ...req.payload };
   if (type === REACTION) {
@@ -116,12 +119,12 @@ export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string,
   if (req.runnable_ref) refOf(req.runnable_ref, ["op", "object"], "runnable_ref");
   if (req.call_ref) refOf(req.call_ref, ["call"], "call_ref");
   if (req.trigger_ref) refOf(req.trigger_ref, ["object"], "trigger_ref");
-  if (req.queue_id && deps.queues && !(await deps.queues.queueExists(req.project_id, req.queue_id))) {
+  if (req.queue_id && !(await deps.queues.queueExists(req.project_id, req.queue_id))) {
     throw invalid(`Queue ${req.queue_id} not found or has been deleted`);
   }
   if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) throw invalid("Feedback payload too large");
 
-  return {
+  return feedbackRow({
     id: req.id ?? uuidv7(),
     project_id: req.project_id,
     weave_ref: req.weave_ref,
@@ -135,29 +138,36 @@ export async function prepareFeedback(req: FeedbackCreateBody, wbUserId: string,
     call_ref: req.call_ref ?? null,
     trigger_ref: req.trigger_ref ?? null,
     queue_id: req.queue_id ?? null,
-    scorer_tags: req.scorer_tags ?? [],
-    scorer_tag_reasons: req.scorer_tag_reasons ?? {},
-    scorer_tag_confidences: req.scorer_tag_confidences ?? {},
-    scorer_ratings: req.scorer_ratings ?? {},
-    scorer_rating_reasons: req.scorer_rating_reasons ?? {},
-    scorer_rating_confidences: req.scorer_rating_confidences ?? {},
-    span_agent_name: req.span_agent_name ?? "",
-    span_agent_version: req.span_agent_version ?? "",
-    span_status_code: req.span_status_code ?? "UNSET",
-    span_conversation_id: req.span_conversation_id ?? "",
-    span_trace_id: req.span_trace_id ?? "",
-    scorer_trace_id: req.scorer_trace_id ?? "",
-  };
+    ...definedOnly({
+      scorer_tags: req.scorer_tags,
+      scorer_tag_reasons: req.scorer_tag_reasons,
+      scorer_tag_confidences: req.scorer_tag_confidences,
+      scorer_ratings: req.scorer_ratings,
+      scorer_rating_reasons: req.scorer_rating_reasons,
+      scorer_rating_confidences: req.scorer_rating_confidences,
+      span_agent_name: req.span_agent_name,
+      span_agent_version: req.span_agent_version,
+      span_status_code: req.span_status_code,
+      span_conversation_id: req.span_conversation_id,
+      span_trace_id: req.span_trace_id,
+      scorer_trace_id: req.scorer_trace_id,
+    }),
+  });
+}
+
+/** The entries whose value is neither null nor undefined (absent fields take the row's defaults). */
+function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<{ [K in keyof T]: NonNullable<T[K]> }> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as Partial<{ [K in keyof T]: NonNullable<T[K]> }>;
 }
 
 /** The annotation's value must satisfy the `field_schema` (JSON Schema) of its AnnotationSpec. */
-async function checkAnnotationValue(req: FeedbackCreateBody, value: unknown, deps: FeedbackDeps): Promise<void> {
+async function checkAnnotationValue(req: FeedbackCreateBody, value: unknown, deps: Pick<FeedbackDeps, "refs">): Promise<void> {
   const ref = refOf(req.annotation_ref!, ["object"], "annotation_ref");
-  if (ref.projectId !== req.project_id) throw invalid(`Annotation ref ${req.annotation_ref} does not match project id ${req.project_id}`);
-  if (!deps.refReader) return;
-  const [spec] = await deps.refReader.readRefs(req.project_id, [req.annotation_ref!]);
+  if (`${ref.entity}/${ref.project}` !== req.project_id) throw invalid(`Annotation ref ${req.annotation_ref} does not match project id ${req.project_id}`);
+  const [spec] = await deps.refs.tryReadBatch(ref.entity, [req.annotation_ref!]);
   if (spec === null || spec === undefined) throw invalid(`Annotation ref ${req.annotation_ref} not found`);
-  const schema = (spec as { field_schema?: unknown }).field_schema ?? {};
+  // Stored values keep Python's number spellings (1.0 as a float wrapper); the validator needs plain JSON.
+  const schema = JSON.parse(JSON.stringify((spec as { field_schema?: unknown }).field_schema ?? {})) as unknown;
   let validate: ValidateFunction;
   try {
     validate = validatorFor(schema as object);

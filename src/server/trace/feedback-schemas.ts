@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { zJsonObject, zProjectId, zSortBy, zTimestamp } from "./common.js";
+import { JsonObject, ProjectId, SortByList, Timestamp } from "./schemas.js";
 import { zQuery } from "./query-schema.js";
 
 /** `FeedbackCreateReq` (`spec/trace.md` §3.4); `wb_user_id` is accepted and replaced by the server. */
 export const FeedbackCreateReq = z.object({
   id: z.string().min(1).nullish(),
-  project_id: zProjectId,
+  project_id: ProjectId,
   weave_ref: z.string(),
   creator: z.string().nullish(),
   feedback_type: z.string().min(1),
-  payload: zJsonObject,
+  payload: JsonObject,
   annotation_ref: z.string().nullish(),
   runnable_ref: z.string().nullish(),
   call_ref: z.string().nullish(),
@@ -35,20 +35,20 @@ export const FeedbackBatchCreateReq = z.object({ batch: z.array(FeedbackCreateRe
 export const FeedbackReplaceReq = FeedbackCreateReq.extend({ feedback_id: z.string() });
 
 export const FeedbackQueryReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   fields: z.array(z.string()).nullish(),
   query: zQuery.nullish(),
-  sort_by: zSortBy.nullish(),
+  sort_by: SortByList.nullish(),
   limit: z.int().min(0).nullish(),
   offset: z.int().min(0).nullish(),
 });
 
-export const FeedbackPurgeReq = z.object({ project_id: zProjectId, query: zQuery });
+export const FeedbackPurgeReq = z.object({ project_id: ProjectId, query: zQuery });
 
 export const FeedbackStatsReq = z.object({
-  project_id: zProjectId,
-  start: zTimestamp,
-  end: zTimestamp.nullish(),
+  project_id: ProjectId,
+  start: Timestamp,
+  end: Timestamp.nullish(),
   feedback_type: z.string().nullish(),
   trigger_ref: z.string().nullish(),
   granularity: z.int().min(1).nullish(),
@@ -64,16 +64,16 @@ export const FeedbackStatsReq = z.object({
 });
 
 export const FeedbackPayloadSchemaReq = z.object({
-  project_id: zProjectId,
-  start: zTimestamp,
-  end: zTimestamp.nullish(),
+  project_id: ProjectId,
+  start: Timestamp,
+  end: Timestamp.nullish(),
   feedback_type: z.string().nullish(),
   trigger_ref: z.string().nullish(),
   sample_limit: z.int().min(1).max(5000).nullish(),
 });
 
 export const CostCreateReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   costs: z.record(
     z.string().min(1),
     z.object({
@@ -83,7 +83,7 @@ export const CostCreateReq = z.object({
       cache_creation_input_token_cost: z.number().nullish(),
       prompt_token_cost_unit: z.string().nullish(),
       completion_token_cost_unit: z.string().nullish(),
-      effective_date: zTimestamp.nullish(),
+      effective_date: Timestamp.nullish(),
       provider_id: z.string().nullish(),
     }),
   ),
@@ -91,12 +91,12 @@ export const CostCreateReq = z.object({
 });
 
 export const CostQueryReq = z.object({
-  project_id: zProjectId,
+  project_id: ProjectId,
   fields: z.array(z.string()).nullish(),
   query: zQuery.nullish(),
-  sort_by: zSortBy.nullish(),
+  sort_by: SortByList.nullish(),
   limit: z.int().min(0).nullish(),
   offset: z.int().min(0).nullish(),
 });
 
-export const CostPurgeReq = z.object({ project_id: zProjectId, query: zQuery });
+export const CostPurgeReq = z.object({ project_id: ProjectId, query: zQuery });

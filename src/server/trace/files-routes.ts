@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceObjectServices } from "../../store/trace/services.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import { ApiError } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { type FormPart, parseMultipart, requiredField } from "./multipart.js";
-import { ProjectId } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope } from "./object-scope.js";
+import { ProjectId } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
 import { resolveProject } from "./project.js";
 
 const FileContentReq = z.object({ project_id: ProjectId, digest: z.string() });
@@ -15,8 +15,8 @@ const FilesStatsReq = z.object({ project_id: ProjectId });
  * Files (`spec/trace.md` §4.4): multipart upload, raw download, project size. The Python client's
  * plural paths (`/files/...`) are served too.
  */
-export async function fileRoutes(app: FastifyInstance, options: { trace: TraceObjectServices }): Promise<void> {
-  useTraceObjectScope(app);
+export async function fileRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
   app.addContentTypeParser("multipart/form-data", { parseAs: "buffer" }, (request, body, done) => {
     try {
       done(null, parseMultipart(body as Buffer, request.headers["content-type"]));

@@ -2,8 +2,8 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { TraceBadRequest } from "../../store/trace/errors.js";
 import { defineRoute } from "../routes.js";
-import { ProjectId } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope } from "./object-scope.js";
+import { ProjectId } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
 import { resolveProject } from "./project.js";
 
 const ImageCreateReq = z.object({
@@ -18,7 +18,7 @@ const ImageCreateReq = z.object({
  * would make the SDKs retry for hours).
  */
 export async function imageRoutes(app: FastifyInstance): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   defineRoute(app, { method: "POST", url: "/image/create", summary: "Generate an image (needs an upstream image provider)", body: ImageCreateReq, ...traceRoute("images") }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     throw new TraceBadRequest(

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceObjectServices } from "../../store/trace/services.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import { defineRoute } from "../routes.js";
-import { ProjectId, StringList } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope } from "./object-scope.js";
+import { ProjectId, StringList } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
 import { resolveProject } from "./project.js";
 
 const VersionPath = z.object({ object_id: z.string(), digest: z.string() });
@@ -14,8 +14,8 @@ const SetAliasesBody = z.object({ project_id: ProjectId, digest: z.string(), ali
 const RemoveAliasesBody = z.object({ project_id: ProjectId, aliases: StringList });
 
 /** Tags on object versions and aliases of objects (`spec/trace.md` §4.2); they never change digests. */
-export async function labelRoutes(app: FastifyInstance, options: { trace: TraceObjectServices }): Promise<void> {
-  useTraceObjectScope(app);
+export async function labelRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
   const { objects } = options.trace;
   const common = traceRoute("objects");
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { ObjectVersion } from "../../store/trace/objects.js";
-import type { TraceObjectServices } from "../../store/trace/services.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import { defineRoute } from "../routes.js";
-import { Limit, Offset, OptionalString, ProjectId, RequiredJson, SortBy, StringList } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "./object-scope.js";
-import { resolveProject } from "./project.js";
+import { Limit, Offset, OptionalString, ProjectId, RequiredJson, SortBy, StringList } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
+import { resolveProject, traceUserId } from "./project.js";
 
 const ObjCreateReq = z.object({
   obj: z.object({
@@ -74,8 +74,8 @@ export function objSchemaOf(version: ObjectVersion, options: { includeStorageSiz
 const SORTABLE_FIELDS = new Set(["object_id", "created_at"]);
 
 /** POST /obj/create, /obj/read, /objs/query, /obj/delete (`spec/trace.md` §4.2). */
-export async function objectRoutes(app: FastifyInstance, options: { trace: TraceObjectServices }): Promise<void> {
-  useTraceObjectScope(app);
+export async function objectRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
   const { objects } = options.trace;
   const common = traceRoute("objects");
 
@@ -87,7 +87,7 @@ export async function objectRoutes(app: FastifyInstance, options: { trace: Trace
       val: body.obj.val,
       builtinObjectClass: body.obj.builtin_object_class ?? body.obj.set_base_object_class,
       expectedDigest: body.obj.expected_digest,
-      wbUserId: wbUserIdOf(request),
+      wbUserId: traceUserId(request),
     });
     return { digest: created.digest, object_id: created.objectId };
   });

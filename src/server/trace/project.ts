@@ -23,3 +23,16 @@ export function resolveProject(request: FastifyRequest, projectId: string): Proj
   if (entity !== principalOf(request).entity) throw new ApiError(404, `Project ${projectId} not found`);
   return { entity, project, projectId };
 }
+
+/** The project of a `/v2/{entity}/{project}/...` path, checked like `resolveProject`. */
+export function pathProject(request: FastifyRequest, params: { entity: string; project: string }): string {
+  return resolveProject(request, `${params.entity}/${params.project}`).projectId;
+}
+
+/**
+ * The `wb_user_id` Weave records for writes (`spec/trace.md` §1.3): Flywheel's only principals are
+ * API keys, so the caller's key id stands for the user; request bodies never set it.
+ */
+export function traceUserId(request: FastifyRequest): string {
+  return principalOf(request).keyId;
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isJsonObject } from "../../store/trace/object-class.js";
 import type { ConvertTarget, Operand, Operation, Query } from "../../store/trace/query/ast.js";
 
 /**
@@ -20,8 +21,6 @@ const OPERATIONS = ["$and", "$or", "$not", "$eq", "$gt", "$gte", "$lt", "$lte", 
 const CONVERT_TARGETS: ConvertTarget[] = ["double", "string", "int", "bool", "exists"];
 const MAX_DEPTH = 64;
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
-
 function list(value: unknown, path: (string | number)[], length?: number): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError("Input should be a valid list", path);
   if (length !== undefined && value.length !== length) throw new ShapeError(`List should have exactly ${length} item${length === 1 ? "" : "s"}`, path);
@@ -30,7 +29,7 @@ function list(value: unknown, path: (string | number)[], length?: number): unkno
 
 function operation(value: unknown, path: (string | number)[], depth: number): Operation {
   if (depth > MAX_DEPTH) throw new ShapeError(`Query nesting is deeper than ${MAX_DEPTH}`, path);
-  if (!isObject(value)) throw new ShapeError("Input should be a valid dictionary", path);
+  if (!isJsonObject(value)) throw new ShapeError("Input should be a valid dictionary", path);
   const keys = OPERATIONS.filter((key) => key in value);
   if (keys.length !== 1) throw new ShapeError(`Expected exactly one of ${OPERATIONS.join(", ")}`, path);
   const key = keys[0]!;
@@ -47,7 +46,7 @@ function operation(value: unknown, path: (string | number)[], depth: number): Op
       return { $in: [operand(left, [...at, 0], depth + 1), list(right, [...at, 1]).map((item, index) => operand(item, [...at, 1, index], depth + 1))] };
     }
     case "$contains": {
-      if (!isObject(arg)) throw new ShapeError("Input should be a valid dictionary", at);
+      if (!isJsonObject(arg)) throw new ShapeError("Input should be a valid dictionary", at);
       if (arg.case_insensitive !== undefined && arg.case_insensitive !== null && typeof arg.case_insensitive !== "boolean") {
         throw new ShapeError("Input should be a valid boolean", [...at, "case_insensitive"]);
       }
@@ -67,7 +66,7 @@ function operation(value: unknown, path: (string | number)[], depth: number): Op
 }
 
 function operand(value: unknown, path: (string | number)[], depth: number): Operand {
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     if ("$literal" in value) return { $literal: value.$literal };
     if ("$getField" in value) {
       if (typeof value.$getField !== "string") throw new ShapeError("Input should be a valid string", [...path, "$getField"]);
@@ -75,7 +74,7 @@ function operand(value: unknown, path: (string | number)[], depth: number): Oper
     }
     if ("$convert" in value) {
       const convert = value.$convert;
-      if (!isObject(convert)) throw new ShapeError("Input should be a valid dictionary", [...path, "$convert"]);
+      if (!isJsonObject(convert)) throw new ShapeError("Input should be a valid dictionary", [...path, "$convert"]);
       if (!CONVERT_TARGETS.includes(convert.to as ConvertTarget)) {
         throw new ShapeError(`Input should be ${CONVERT_TARGETS.map((target) => `'${target}'`).join(", ")}`, [...path, "$convert", "to"]);
       }
@@ -87,7 +86,7 @@ function operand(value: unknown, path: (string | number)[], depth: number): Oper
 
 /** Parses `{"$expr": operation}`; throws a ShapeError naming the faulty place. */
 export function parseQuery(value: unknown): Query {
-  if (!isObject(value)) throw new ShapeError("Input should be a valid dictionary", []);
+  if (!isJsonObject(value)) throw new ShapeError("Input should be a valid dictionary", []);
   if (!("$expr" in value)) throw new ShapeError("Field required", ["$expr"]);
   return { $expr: operation(value.$expr, ["$expr"], 0) };
 }

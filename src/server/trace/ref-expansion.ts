@@ -1,16 +1,8 @@
 import type { CallSchema } from "../../store/trace/calls/types.js";
+import type { RefReader } from "../../store/trace/refs-reader.js";
 
-/**
- * Reads Weave object refs (`weave:///entity/project/object|op/name:version[/path...]`), in order.
- * An entry is `undefined` when the ref cannot be resolved (the value is then left as the ref) and
- * `null` for a deleted object. This is the seam to the objects side of the trace API
- * (refs/read_batch); it is wired where the trace routes are registered.
- */
-export interface RefReader {
-  readRefs(projectId: string, refs: string[]): Promise<unknown[]>;
-}
-
-const OBJECT_REF = /^weave:\/\/\/[^/]+\/[^/]+\/(object|op)\//;
+/** Refs that expand to values: objects and ops (with or without a path into them) and tables or table rows. */
+const EXPANDABLE_REF = /^weave:\/\/\/[^/]+\/[^/]+\/(object|op|table)\//;
 
 function getPath(root: Record<string, unknown>, path: string[]): unknown {
   let current: unknown = root;
@@ -33,8 +25,10 @@ function setPath(root: Record<string, unknown>, path: string[], value: unknown):
 
 /**
  * `expand_columns` (`spec/trace.md` §4.1): each dotted path (shallowest first) whose value is an
- * object ref is replaced by the referenced value, with the ref kept under `<path>._ref` when that
- * value is an object. Refs of one depth are read in one batch for the whole page.
+ * object, op or table ref is replaced by the referenced value, with the ref kept under
+ * `<path>._ref` when that value is an object. Expanding a shallow path can reveal refs for a deeper
+ * one (`inputs.model`, then `inputs.model.prompt`). Refs of one depth are read in one batch for the
+ * whole page; a ref that cannot be resolved stays as it is, a deleted object reads as null.
  */
 export async function expandColumns(projectId: string, calls: CallSchema[], columns: string[], reader: RefReader): Promise<void> {
   const paths = [...new Set(columns)].map((column) => column.split(".")).filter((path) => path.every((part) => part.length > 0));
@@ -43,11 +37,11 @@ export async function expandColumns(projectId: string, calls: CallSchema[], colu
     const targets: { call: Record<string, unknown>; ref: string }[] = [];
     for (const call of calls) {
       const value = getPath(call as unknown as Record<string, unknown>, path);
-      if (typeof value === "string" && OBJECT_REF.test(value)) targets.push({ call: call as unknown as Record<string, unknown>, ref: value });
+      if (typeof value === "string" && EXPANDABLE_REF.test(value)) targets.push({ call: call as unknown as Record<string, unknown>, ref: value });
     }
     if (targets.length === 0) continue;
     const refs = [...new Set(targets.map((target) => target.ref))];
-    const values = await reader.readRefs(projectId, refs);
+    const values = await reader.tryReadBatch(projectId.split("/")[0]!, refs);
     const byRef = new Map(refs.map((ref, index) => [ref, values[index]]));
     for (const { call, ref } of targets) {
       const value = byRef.get(ref);

@@ -1,16 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceObjectServices } from "../../store/trace/services.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
-import { StringList } from "./object-schemas.js";
-import { useTraceObjectScope } from "./object-scope.js";
+import { StringList } from "./schemas.js";
+import { useLosslessJson } from "./scope.js";
 
 const RefsReadBatchReq = z.object({ refs: StringList });
 
 /** POST /refs/read_batch (`spec/trace.md` §4.6): values of refs, in request order; deleted objects read as null. */
-export async function refRoutes(app: FastifyInstance, options: { trace: TraceObjectServices }): Promise<void> {
-  useTraceObjectScope(app);
+export async function refRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
   defineRoute(
     app,
     { method: "POST", url: "/refs/read_batch", summary: "Resolve refs to values", tags: ["trace: refs"], body: RefsReadBatchReq, errorStyle: "trace", security: "basic" },

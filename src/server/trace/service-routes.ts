@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { flywheelVersion } from "../../version.js";
 import { defineRoute } from "../routes.js";
-import { ProjectId } from "./object-schemas.js";
+import { ProjectId } from "./schemas.js";
 import { resolveProject } from "./project.js";
 
 /**

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceObjectServices } from "../../store/trace/services.js";
+import type { TraceServices } from "../../store/trace/services.js";
 import type { TableRowView, TableUpdate } from "../../store/trace/tables.js";
 import { defineRoute } from "../routes.js";
 import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { sendJsonLines } from "./json-lines.js";
-import { JsonDict, Limit, Offset, OptionalString, ProjectId, SortBy, StringList } from "./object-schemas.js";
-import { traceRoute, useTraceObjectScope } from "./object-scope.js";
+import { JsonDict, Limit, Offset, OptionalString, ProjectId, SortBy, StringList } from "./schemas.js";
+import { traceRoute, useLosslessJson } from "./scope.js";
 import { resolveProject } from "./project.js";
 
 const TableCreateReq = z.object({ table: z.object({ project_id: ProjectId, rows: z.array(JsonDict), expected_digest: OptionalString }) });
@@ -33,8 +33,8 @@ function rowSchemaOf(row: TableRowView): Record<string, unknown> {
 }
 
 /** Tables (`spec/trace.md` §4.3): create, update, create from row digests, query (also streamed) and stats. */
-export async function tableRoutes(app: FastifyInstance, options: { trace: TraceObjectServices }): Promise<void> {
-  useTraceObjectScope(app);
+export async function tableRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
   const { tables } = options.trace;
   const common = traceRoute("tables");
 

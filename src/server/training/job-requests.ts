@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { z } from "zod";
+import type { RlTrainingConfig } from "../../engine/train/config.js";
 import { getCheckpointByStep, latestCheckpoint } from "../../store/checkpoints.js";
 import type { Store } from "../../store/db.js";
 import type { TrainingJobRow } from "../../store/training-jobs.js";
 import { listActiveJobsOfModel } from "../../store/training-jobs.js";
-import type { RlTrainingConfig } from "../../worker/training-config.js";
 import { RequestValidationError } from "../validation.js";
 import type { JobRes } from "./job-schemas.js";
 

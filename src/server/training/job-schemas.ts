@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { resolveRlConfig } from "../../worker/training-config.js";
-import { ExperimentalConfigSchema, SftConfigSchema } from "./config-schemas.js";
+import { ExperimentalConfigSchema, resolveRlConfig } from "../../engine/train/config.js";
+import { SftConfigSchema } from "../../engine/train/sft-config.js";
 import { CursorLimit } from "./schemas.js";
 import { TrajectoryGroupsSchema } from "./trajectory-schemas.js";
 
@@ -9,7 +9,8 @@ import { TrajectoryGroupsSchema } from "./trajectory-schemas.js";
 export const RlJobCreateReq = z.object({
   model_id: z.uuid(),
   trajectory_groups: TrajectoryGroupsSchema,
-  experimental_config: ExperimentalConfigSchema.nullish().transform((config) => config ?? resolveRlConfig({})),
+  // Stored resolved: every default applied (spec/training.md §5.1).
+  experimental_config: ExperimentalConfigSchema.nullish().transform(resolveRlConfig),
 });
 
 export const SftJobCreateReq = z.object({

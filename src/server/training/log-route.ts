@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { trajectoryGroupLogMetrics } from "../../engine/train/log-metrics.js";
 import { latestCheckpoint, mergeCheckpointMetrics } from "../../store/checkpoints.js";
 import { getModel } from "../../store/models.js";
 import { principalOf } from "../auth.js";
 import { notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
-import { computeLogMetrics } from "./log-metrics.js";
 import { ModelIdParams } from "./schemas.js";
 import { TrajectoryGroupsSchema } from "./trajectory-schemas.js";
 
@@ -42,7 +42,7 @@ export async function logRoute(app: FastifyInstance): Promise<void> {
       const model = await getModel(store.db, principalOf(request).entity, params.model_id);
       if (!model) throw notFound(`Model '${params.model_id}' not found`);
       const metrics: Record<string, number> = {};
-      for (const [name, value] of Object.entries(computeLogMetrics(body.trajectory_groups))) metrics[`${body.split}/${name}`] = value;
+      for (const [name, value] of Object.entries(trajectoryGroupLogMetrics(body.trajectory_groups))) metrics[`${body.split}/${name}`] = value;
       if (Object.keys(metrics).length === 0) {
         return { step: (await latestCheckpoint(store.db, model.id))?.step ?? 0, metrics };
       }

@@ -3,7 +3,7 @@ import { decodeJson } from "../../store/json.js";
 import { startTestApp, type TestApp } from "../../testing/app.js";
 import { testDialects } from "../../testing/stores.js";
 import { flatGroups, registerModel, sampledChoice, trajectory } from "../../testing/training.js";
-import { RL_CONFIG_DEFAULTS } from "../../worker/training-config.js";
+import { RL_CONFIG_DEFAULTS } from "../../engine/train/config.js";
 
 /** The §4–5 rules on RL job requests, through HTTP: every rejection is a 422 naming the field. */
 describe.each(testDialects)("RL job validation on %s", (dialect) => {

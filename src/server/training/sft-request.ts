@@ -1,13 +1,13 @@
 import type { z } from "zod";
+import { TrainingInputError } from "../../engine/train/errors.js";
+import { resolveSftConfig, type SftTrainingConfig } from "../../engine/train/sft-config.js";
 import { findArtifactVersion } from "../../store/artifacts.js";
 import type { BlobStore } from "../../store/blobs.js";
 import type { Store } from "../../store/db.js";
 import type { SftJobInput } from "../../worker/job-input.js";
 import { parseSftRows, pickSftDataFile, SftDataError } from "../../worker/sft-data.js";
-import { SFT_CONFIG_DEFAULTS, sftBatchCount, type SftTrainingConfig } from "../../worker/training-config.js";
 import { RequestValidationError } from "../validation.js";
 import { parseArtifactUrl } from "./artifact-url.js";
-import { sftBatchSize } from "./config-schemas.js";
 import type { SftJobCreateReq } from "./job-schemas.js";
 
 const URL_LOC = ["body", "training_data_url"];
@@ -51,16 +51,13 @@ export async function resolveSftRequest(
     }
   }
 
-  const batchSize = sftBatchSize(body.config);
-  const batches = sftBatchCount(rowCount, batchSize);
-  const rate = body.config?.learning_rate ?? SFT_CONFIG_DEFAULTS.learning_rate;
-  if (Array.isArray(rate) && rate.length !== batches) {
-    throw RequestValidationError.single(
-      ["body", "config", "learning_rate"],
-      `learning_rate lists ${rate.length} rates but the data makes ${batches} batches (${rowCount} rows, batch_size ${batchSize}); give one rate per batch or a single number`,
-    );
+  let config: SftTrainingConfig;
+  try {
+    config = resolveSftConfig(body.config, rowCount, body.experimental_config ?? null);
+  } catch (error) {
+    if (error instanceof TrainingInputError) throw RequestValidationError.single(["body", ...error.loc], error.detail);
+    throw error;
   }
-  const metricLogging = body.config?.metric_logging;
   return {
     input: {
       training_data_url: body.training_data_url,
@@ -69,12 +66,6 @@ export async function resolveSftRequest(
       metadata_file: metadataFile ? { digest: metadataFile.digest } : null,
       num_rows: rowCount,
     },
-    config: {
-      batch_size: batchSize,
-      learning_rates: Array.isArray(rate) ? rate : Array.from({ length: batches }, () => rate),
-      assistant_turns: body.config?.assistant_turns ?? SFT_CONFIG_DEFAULTS.assistant_turns,
-      metric_logging: metricLogging ? { enabled: metricLogging.enabled ?? false, target_training_step: metricLogging.target_training_step ?? null } : null,
-      experimental_config: body.experimental_config ?? {},
-    },
+    config,
   };
 }

@@ -1,4 +1,4 @@
-import { nowIso } from "../time.js";
+import { nowTimestamp } from "./timestamps.js";
 import type { CallHeaderLookup } from "./call-lookup.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import { uuidv7 } from "./ids.js";
@@ -32,7 +32,7 @@ export class AnnotationQueueService {
   constructor(
     private readonly queues: AnnotationQueueRepository,
     private readonly calls: CallHeaderLookup,
-    private readonly now: () => string = nowIso,
+    private readonly now: () => string = nowTimestamp,
   ) {}
 
   async create(projectId: string, input: { name: string; description: string; scorerRefs: string[] }, createdBy: string): Promise<string> {
@@ -62,6 +62,12 @@ export class AnnotationQueueService {
     const queue = await this.queues.findQueue(projectId, id);
     if (!queue || queue.deletedAt !== null) throw new TraceNotFound(`Queue ${id} not found`);
     return queue;
+  }
+
+  /** Whether a live queue with this id exists in the project (feedback's `queue_id` check). */
+  async queueExists(projectId: string, id: string): Promise<boolean> {
+    const queue = await this.queues.findQueue(projectId, id);
+    return queue !== undefined && queue.deletedAt === null;
   }
 
   async update(projectId: string, id: string, fields: { name?: string; description?: string; scorerRefs?: string[] }): Promise<QueueRecord> {

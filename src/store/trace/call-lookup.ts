@@ -1,7 +1,6 @@
 /**
- * What the trace-object side needs to know about calls (annotation queue items cache a call's
- * header when it is added). The calls store implements this at integration; until one is wired,
- * `noCalls` finds none, so adding calls to a queue adds nothing.
+ * What the trace-object side needs to know about calls: annotation queue items cache a call's
+ * header when it is added. The calls store implements it.
  */
 export interface CallHeader {
   id: string;
@@ -15,9 +14,3 @@ export interface CallHeaderLookup {
   /** The live (not deleted) calls of the project among `callIds`, in any order. */
   findCalls(projectId: string, callIds: string[]): Promise<CallHeader[]>;
 }
-
-export const noCalls: CallHeaderLookup = {
-  async findCalls() {
-    return [];
-  },
-};

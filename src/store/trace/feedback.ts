@@ -35,6 +35,34 @@ export interface Feedback {
   scorer_trace_id: string;
 }
 
+/** The fields a new feedback row must have; the rest take Weave's defaults. */
+export type FeedbackInput = Pick<Feedback, "id" | "project_id" | "weave_ref" | "feedback_type" | "payload" | "wb_user_id" | "created_at"> & Partial<Feedback>;
+
+/** A complete feedback row: Weave's defaults for every optional column (`spec/trace.md` §3.4). */
+export function feedbackRow(input: FeedbackInput): Feedback {
+  return {
+    creator: null,
+    annotation_ref: null,
+    runnable_ref: null,
+    call_ref: null,
+    trigger_ref: null,
+    queue_id: null,
+    scorer_tags: [],
+    scorer_tag_reasons: {},
+    scorer_tag_confidences: {},
+    scorer_ratings: {},
+    scorer_rating_reasons: {},
+    scorer_rating_confidences: {},
+    span_agent_name: "",
+    span_agent_version: "",
+    span_status_code: "UNSET",
+    span_conversation_id: "",
+    span_trace_id: "",
+    scorer_trace_id: "",
+    ...input,
+  };
+}
+
 export const FEEDBACK_COLUMNS: (keyof Feedback)[] = [
   "id",
   "project_id",

@@ -1,5 +1,5 @@
 import type { BlobStore } from "../blobs.js";
-import { nowIso } from "../time.js";
+import { nowTimestamp } from "./timestamps.js";
 import { fileDigestOf } from "./digest.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import type { FileRepository } from "./repository.js";
@@ -9,7 +9,7 @@ export class FileService {
   constructor(
     private readonly files: FileRepository,
     private readonly blobs: BlobStore,
-    private readonly now: () => string = nowIso,
+    private readonly now: () => string = nowTimestamp,
   ) {}
 
   async create(projectId: string, content: Uint8Array, expectedDigest?: string | null): Promise<{ digest: string }> {

@@ -40,6 +40,22 @@ def summarize(evaluation_results):
     return {"summary": "not_implemented"}
 `;
 
+export const PLACEHOLDER_MODEL_PREDICT_OP_SOURCE = `import weave
+@weave.op
+def predict(model, **inputs):
+    """Placeholder model predict function."""
+    # System-generated op for model predictions
+    return model.predict(**inputs)
+`;
+
+export const PLACEHOLDER_SCORER_SCORE_OP_SOURCE = `import weave
+@weave.op
+def score(scorer, **inputs):
+    """Placeholder scorer score function."""
+    # System-generated op for scoring
+    return scorer.score(**inputs)
+`;
+
 const OBJECT_BASES = ["Object", "BaseModel"];
 
 /** `make_safe_name`: spaces and slashes become underscores, angle brackets go, lower case. */

@@ -1,4 +1,4 @@
-import { nowIso } from "../time.js";
+import { nowTimestamp } from "./timestamps.js";
 import { isContentDigest, objectDigestOf, versionIndexOf } from "./digest.js";
 import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound, TraceObjectDeleted } from "./errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
@@ -56,7 +56,7 @@ export class ObjectService {
   constructor(
     private readonly objects: ObjectRepository,
     private readonly labels: ObjectLabelRepository,
-    private readonly now: () => string = nowIso,
+    private readonly now: () => string = nowTimestamp,
   ) {}
 
   async create(input: CreateObjectInput): Promise<{ digest: string; objectId: string; versionIndex: number }> {

@@ -1,4 +1,4 @@
-import { TraceBadRequest, TraceNotFound } from "./errors.js";
+import { TraceBadRequest, TraceError, TraceNotFound } from "./errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
 import { isJsonObject } from "./object-class.js";
 import type { ObjectService } from "./objects.js";
@@ -15,7 +15,7 @@ type Cursor = { value: unknown } | { table: { projectId: string; digest: string 
  * Resolves Weave refs to values (`spec/trace.md` §4.6): object and op refs at a digest, `latest`,
  * `v<N>` or an alias, table refs, and extra paths through dict keys, attributes, list indexes and
  * table row ids. A deleted object version reads as null. Refs of another entity are not found.
- * `/refs/read_batch` uses it; the calls API's `expand_columns` can call `readBatch` as well.
+ * `/refs/read_batch` uses it; the calls API reads through `tryReadBatch`.
  */
 export class RefReader {
   constructor(
@@ -30,6 +30,25 @@ export class RefReader {
     const objectValues = new Map<string, Promise<unknown>>();
     const values: unknown[] = [];
     for (let i = 0; i < parsed.length; i++) values.push(await this.resolve(entity, parsed[i] as WeaveRef, refs[i] as string, objectValues));
+    return values;
+  }
+
+  /**
+   * As `readBatch`, but a ref that cannot be resolved (malformed, missing, another entity's, a
+   * call ref) reads as undefined instead of failing the batch; a deleted object still reads as null.
+   * The calls API's `expand_columns` and feedback's AnnotationSpec checks read refs this way.
+   */
+  async tryReadBatch(entity: string, refs: string[]): Promise<unknown[]> {
+    const objectValues = new Map<string, Promise<unknown>>();
+    const values: unknown[] = [];
+    for (const ref of refs) {
+      try {
+        values.push(await this.resolve(entity, parseWeaveRef(ref), ref, objectValues));
+      } catch (error) {
+        if (!(error instanceof TraceError)) throw error;
+        values.push(undefined);
+      }
+    }
     return values;
   }
 

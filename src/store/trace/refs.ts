@@ -116,3 +116,9 @@ export function objectRefUri(projectId: string, objectId: string, digest: string
 export function tableRefUri(projectId: string, digest: string): string {
   return `${WEAVE_REF_PREFIX}${projectId}/table/${digest}`;
 }
+
+/** The name in `weave:///entity/project/op|object/name:version[...]`, or undefined for other strings. */
+export function refName(value: string): string | undefined {
+  const match = /^weave:\/\/\/[^/]+\/[^/]+\/(?:op|object)\/([^/:]+)(?::|$)/.exec(value);
+  return match?.[1];
+}

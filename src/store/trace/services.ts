@@ -1,7 +1,8 @@
 import type { BlobStore } from "../blobs.js";
 import type { Store } from "../db.js";
 import { AnnotationQueueService } from "./annotation-queues.js";
-import type { CallHeaderLookup } from "./call-lookup.js";
+import { PredictionsAndScores } from "./evaluations/predictions.js";
+import { EvaluationRuns } from "./evaluations/runs.js";
 import { FileService } from "./files.js";
 import { ObjectService } from "./objects.js";
 import { RefReader } from "./refs-reader.js";
@@ -11,23 +12,41 @@ import { SqlObjectLabelRepository } from "./sql/object-labels.js";
 import { SqlObjectRepository } from "./sql/objects.js";
 import { SqlTableRepository } from "./sql/tables.js";
 import { TableService } from "./tables.js";
+import { SqlTraceCallStore, type TraceCallStore } from "./trace-store.js";
 import { V2ObjectResources } from "./v2-resources.js";
 
-/** Everything the trace-object routes use, built once per app on one store. */
-export interface TraceObjectServices {
+/** Everything the trace API stores and reads, built once per app on one store. */
+export interface TraceServices {
+  /** Calls, feedback and costs. */
+  calls: TraceCallStore;
   objects: ObjectService;
   tables: TableService;
   files: FileService;
-  /** Resolves `weave:///` refs; `readBatch(entity, refs)` also serves the calls API's expand_columns. */
+  /** Resolves `weave:///` refs (`/refs/read_batch`, expand_columns, AnnotationSpec checks). */
   refs: RefReader;
   annotationQueues: AnnotationQueueService;
   v2: V2ObjectResources;
+  /** v2 evaluation runs, predictions and scores: calls underneath. */
+  runs: EvaluationRuns;
+  predictions: PredictionsAndScores;
 }
 
-export function createTraceObjectServices(store: Pick<Store, "db" | "dialect">, blobs: BlobStore, calls: CallHeaderLookup): TraceObjectServices {
+export function createTraceServices(store: Store, blobs: BlobStore): TraceServices {
+  const calls = new SqlTraceCallStore(store);
   const objects = new ObjectService(new SqlObjectRepository(store.db, store.dialect), new SqlObjectLabelRepository(store.db));
   const tables = new TableService(new SqlTableRepository(store.db));
   const files = new FileService(new SqlFileRepository(store.db), blobs);
   const annotationQueues = new AnnotationQueueService(new SqlAnnotationQueueRepository(store.db), calls);
-  return { objects, tables, files, refs: new RefReader(objects, tables), annotationQueues, v2: new V2ObjectResources(objects, tables, files) };
+  const v2 = new V2ObjectResources(objects, tables, files);
+  return {
+    calls,
+    objects,
+    tables,
+    files,
+    refs: new RefReader(objects, tables),
+    annotationQueues,
+    v2,
+    runs: new EvaluationRuns(calls, v2),
+    predictions: new PredictionsAndScores(calls, v2),
+  };
 }

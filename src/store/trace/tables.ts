@@ -1,4 +1,4 @@
-import { nowIso } from "../time.js";
+import { nowTimestamp } from "./timestamps.js";
 import { rowDigestOf, tableDigestOf } from "./digest.js";
 import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound } from "./errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
@@ -30,7 +30,7 @@ const PAGE = 500;
 export class TableService {
   constructor(
     private readonly tables: TableRepository,
-    private readonly now: () => string = nowIso,
+    private readonly now: () => string = nowTimestamp,
   ) {}
 
   async create(projectId: string, rows: unknown[], expectedDigest?: string | null): Promise<{ digest: string; rowDigests: string[] }> {

@@ -1,6 +1,7 @@
 import type { Store } from "../db.js";
+import type { CallHeader, CallHeaderLookup } from "./call-lookup.js";
 import { type CallStatsRequest, type CallStatsResult, callStats } from "./calls/stats.js";
-import { countCalls, queryCallRows, totalStorageOfMatchedTraces } from "./calls/query.js";
+import { countCalls, MAX_FILTER_LENGTH, queryCallRows, totalStorageOfMatchedTraces } from "./calls/query.js";
 import { type CallField, selectedFields, toCallSchema } from "./calls/records.js";
 import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
@@ -28,7 +29,7 @@ export interface UsageResult {
  * The trace store for calls, feedback and costs. Routes depend on this interface only, so an
  * implementation over another database (ClickHouse at very large scale) can replace the SQL one.
  */
-export interface TraceCallStore {
+export interface TraceCallStore extends CallHeaderLookup {
   writeCalls(writes: CallWrite[]): Promise<void>;
   updateDisplayName(projectId: string, callId: string, displayName: string): Promise<void>;
   deleteCalls(projectId: string, callIds: string[]): Promise<number>;
@@ -86,6 +87,18 @@ export class SqlTraceCallStore implements TraceCallStore {
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
       yield calls;
     }
+  }
+
+  /** Headers of the live calls among `callIds` (annotation queue items cache them). */
+  async findCalls(projectId: string, callIds: string[]): Promise<CallHeader[]> {
+    const headers: CallHeader[] = [];
+    for (let start = 0; start < callIds.length; start += MAX_FILTER_LENGTH) {
+      const filter = { call_ids: callIds.slice(start, start + MAX_FILTER_LENGTH) };
+      for await (const calls of this.queryCalls({ projectId, filter, columns: ["ended_at"], sortBy: [] })) {
+        for (const call of calls) headers.push({ id: call.id, traceId: call.trace_id, opName: call.op_name, startedAt: call.started_at, endedAt: call.ended_at ?? null });
+      }
+    }
+    return headers;
   }
 
   async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {

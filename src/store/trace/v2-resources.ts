@@ -54,8 +54,16 @@ export class V2ObjectResources {
   ) {}
 
   async createOp(projectId: string, input: { name?: string | null; sourceCode?: string | null }, wbUserId: string): Promise<CreatedVersion> {
-    const fileDigest = (await this.files.create(projectId, Buffer.from(input.sourceCode || PLACEHOLDER_OP_SOURCE, "utf8"))).digest;
-    return this.objects.create({ projectId, objectId: makeObjectId(input.name, "Op"), val: opVal(fileDigest), wbUserId });
+    return this.publishOp(projectId, makeObjectId(input.name, "Op"), input.sourceCode || PLACEHOLDER_OP_SOURCE, wbUserId);
+  }
+
+  /**
+   * Publishes an op under exactly this object id, as the SDKs publish theirs (`Evaluation.evaluate`
+   * keeps its case; the v2 `/ops` route lower-cases names first).
+   */
+  async publishOp(projectId: string, objectId: string, sourceCode: string, wbUserId: string): Promise<CreatedVersion> {
+    const fileDigest = (await this.files.create(projectId, Buffer.from(sourceCode, "utf8"))).digest;
+    return this.objects.create({ projectId, objectId, val: opVal(fileDigest), wbUserId });
   }
 
   async readOp(projectId: string, objectId: string, digest: string): Promise<VersionHeader & { code: string }> {

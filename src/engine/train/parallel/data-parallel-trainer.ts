@@ -1,5 +1,5 @@
 import type { Worker } from "node:worker_threads";
-import { spawnModuleWorker } from "../../threads.js";
+import { spawnModuleThread } from "../../thread-spawn.js";
 import type { SftStepMeasurements } from "../step-metrics.js";
 import type { SftSequence } from "../trainer.js";
 import type { NamedParameter } from "../transformer/model-gradients.js";
@@ -57,7 +57,7 @@ export class DataParallelTrainer {
   /** Starts `replicas` threads, each loading the checkpoint in `dir`. */
   static async start(dir: string, replicas: number): Promise<DataParallelTrainer> {
     if (!Number.isInteger(replicas) || replicas < 1) throw new RangeError(`replicas must be a positive integer, got ${replicas}`);
-    const started = Array.from({ length: replicas }, () => new Replica(spawnModuleWorker(import.meta.url, "./replica-worker", { dir })));
+    const started = Array.from({ length: replicas }, () => new Replica(spawnModuleThread(import.meta.url, "./replica-worker", { workerData: { dir } })));
     try {
       const ready = await Promise.all(started.map((replica) => replica.reply("ready")));
       return new DataParallelTrainer(started, ready[0]!.parameterCount);

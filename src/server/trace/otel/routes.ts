@@ -5,8 +5,9 @@ import type { CallWrite } from "../../../store/trace/calls/types.js";
 import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
-import { traceCallStore, traceUserId, useTraceErrors } from "../common.js";
-import { resolveProject } from "../project.js";
+import type { TraceServices } from "../../../store/trace/services.js";
+import { resolveProject, traceUserId } from "../project.js";
+import { traceRoute } from "../scope.js";
 import { AttributePathConflictError } from "./attributes.js";
 import { spanToCall } from "./span-to-call.js";
 import { decodeExportTraceJson } from "./otlp-json.js";
@@ -36,9 +37,8 @@ function projectOf(request: FastifyRequest, resource: OtlpResourceSpans["resourc
  * deflate encoded. Each span becomes one complete call; spans whose attributes cannot be nested are
  * rejected and reported in `partial_success`, the others are stored.
  */
-export async function otelRoutes(app: FastifyInstance): Promise<void> {
-  useTraceErrors(app);
-  const store = traceCallStore(app);
+export async function otelRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const store = options.trace.calls;
   app.addContentTypeParser(PROTOBUF_TYPES, { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.addHook("preParsing", async (request, _reply, payload) => {
     const encoding = request.headers["content-encoding"];
@@ -52,7 +52,7 @@ export async function otelRoutes(app: FastifyInstance): Promise<void> {
     return decoded;
   });
 
-  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", tags: ["otel"], security: "basic" }, async (_input, request, reply) => {
+  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", ...traceRoute("otel") }, async (_input, request, reply) => {
     const protobuf = Buffer.isBuffer(request.body);
     let resources: OtlpResourceSpans[];
     try {

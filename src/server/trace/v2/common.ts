@@ -1,7 +1,5 @@
-import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { VersionHeader } from "../../../store/trace/v2-resources.js";
-import { resolveProject } from "../project.js";
 
 /** Path and query pieces of the v2 object API: `/v2/{entity}/{project}/<resource>...` (`spec/trace.md` §4.14). */
 
@@ -12,19 +10,19 @@ export const VersionPath = ObjectPath.extend({ digest: z.string() });
 const Count = z.coerce.number().int().min(0).optional();
 export const ListQuery = z.object({ limit: Count, offset: Count, eager: z.string().optional().describe("Accepted for compatibility; lists always include their details") });
 
-/** `digests` as repeated parameters or one comma-separated value (the Python client sends both forms). */
-export const DeleteQuery = z.object({ digests: z.union([z.string(), z.array(z.string())]).optional() });
+/** A list query parameter, sent as repeated parameters or one comma-separated value (the Python client sends both forms). */
+export const ListParam = z.union([z.string(), z.array(z.string())]).optional();
 
-export function digestsOf(query: z.output<typeof DeleteQuery>): string[] | undefined {
-  if (query.digests === undefined) return undefined;
-  const values = (Array.isArray(query.digests) ? query.digests : [query.digests]).flatMap((value) => value.split(","));
-  const digests = values.map((value) => value.trim()).filter(Boolean);
-  return digests.length > 0 ? digests : undefined;
+export function listParam(value: z.output<typeof ListParam>): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(",")).map((item) => item.trim()).filter(Boolean);
+  return items.length > 0 ? items : undefined;
 }
 
-/** The project named by the path; another entity's project is 404. */
-export function v2ProjectId(request: FastifyRequest, params: { entity: string; project: string }): string {
-  return resolveProject(request, `${params.entity}/${params.project}`).projectId;
+export const DeleteQuery = z.object({ digests: ListParam });
+
+export function digestsOf(query: z.output<typeof DeleteQuery>): string[] | undefined {
+  return listParam(query.digests);
 }
 
 export function pageOf(query: z.output<typeof ListQuery>): { limit?: number; offset?: number } {

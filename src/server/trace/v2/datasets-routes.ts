@@ -4,33 +4,34 @@ import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../json-lines.js";
-import { JsonDict, OptionalString } from "../object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
-import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+import { JsonDict, OptionalString } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { pathProject, traceUserId } from "../project.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const DatasetCreateBody = z.object({ name: OptionalString, description: OptionalString, rows: z.array(JsonDict) });
 
 /** /v2/{entity}/{project}/datasets: a Dataset object over a table of rows (`spec/trace.md` §4.14). */
 export async function v2DatasetRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { v2 } = options;
   const common = traceRoute("v2 datasets");
   const view = (dataset: Awaited<ReturnType<V2ObjectResources["readDataset"]>>) => ({ ...headerFields(dataset), name: dataset.name, description: dataset.description, rows: dataset.rows });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/datasets", summary: "Create a dataset version", params: ProjectPath, body: DatasetCreateBody, ...common }, async ({ params, body }, request) =>
-    createdFields(await v2.createDataset(v2ProjectId(request, params), { name: body.name, description: body.description, rows: body.rows }, wbUserIdOf(request))),
+    createdFields(await v2.createDataset(pathProject(request, params), { name: body.name, description: body.description, rows: body.rows }, traceUserId(request))),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/datasets/:object_id/versions/:digest", summary: "Read a dataset version", params: VersionPath, ...common }, async ({ params }, request) =>
-    view(await v2.readDataset(v2ProjectId(request, params), params.object_id, params.digest)),
+    view(await v2.readDataset(pathProject(request, params), params.object_id, params.digest)),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/datasets", summary: "List dataset versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const datasets = await v2.listDatasets(v2ProjectId(request, params), pageOf(query));
+    const datasets = await v2.listDatasets(pathProject(request, params), pageOf(query));
     return sendJsonLines(request, reply, datasets.map(view), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/datasets/:object_id", summary: "Delete dataset versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
   }));
 }

@@ -4,9 +4,10 @@ import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../json-lines.js";
-import { JsonDict, OptionalString, StringList } from "../object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
-import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+import { JsonDict, OptionalString, StringList } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { pathProject, traceUserId } from "../project.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const EvaluationCreateBody = z.object({
   name: z.string(),
@@ -20,7 +21,7 @@ const EvaluationCreateBody = z.object({
 
 /** /v2/{entity}/{project}/evaluations: an Evaluation object with its placeholder ops (`spec/trace.md` §4.14). */
 export async function v2EvaluationRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { v2 } = options;
   const common = traceRoute("v2 evaluations");
   const view = (evaluation: Awaited<ReturnType<V2ObjectResources["readEvaluation"]>>) => ({
@@ -38,7 +39,7 @@ export async function v2EvaluationRoutes(app: FastifyInstance, options: { v2: V2
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/evaluations", summary: "Create an evaluation version", params: ProjectPath, body: EvaluationCreateBody, ...common }, async ({ params, body }, request) => {
     const created = await v2.createEvaluation(
-      v2ProjectId(request, params),
+      pathProject(request, params),
       {
         name: body.name,
         description: body.description,
@@ -48,21 +49,21 @@ export async function v2EvaluationRoutes(app: FastifyInstance, options: { v2: V2
         evaluationName: body.evaluation_name,
         evalAttributes: body.eval_attributes,
       },
-      wbUserIdOf(request),
+      traceUserId(request),
     );
     return { ...createdFields(created), evaluation_ref: created.evaluationRef };
   });
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluations/:object_id/versions/:digest", summary: "Read an evaluation version", params: VersionPath, ...common }, async ({ params }, request) =>
-    view(await v2.readEvaluation(v2ProjectId(request, params), params.object_id, params.digest)),
+    view(await v2.readEvaluation(pathProject(request, params), params.object_id, params.digest)),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluations", summary: "List evaluation versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const evaluations = await v2.listEvaluations(v2ProjectId(request, params), pageOf(query));
+    const evaluations = await v2.listEvaluations(pathProject(request, params), pageOf(query));
     return sendJsonLines(request, reply, evaluations.map(view), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/evaluations/:object_id", summary: "Delete evaluation versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
   }));
 }

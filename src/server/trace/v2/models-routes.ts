@@ -4,15 +4,16 @@ import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../json-lines.js";
-import { JsonDict, OptionalString } from "../object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
-import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+import { JsonDict, OptionalString } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { pathProject, traceUserId } from "../project.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });
 
 /** /v2/{entity}/{project}/models: a Model object with its source file and attributes (`spec/trace.md` §4.14). */
 export async function v2ModelRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { v2 } = options;
   const common = traceRoute("v2 models");
   const view = (model: Awaited<ReturnType<V2ObjectResources["readModel"]>>) => ({
@@ -25,23 +26,23 @@ export async function v2ModelRoutes(app: FastifyInstance, options: { v2: V2Objec
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/models", summary: "Create a model version", params: ProjectPath, body: ModelCreateBody, ...common }, async ({ params, body }, request) => {
     const created = await v2.createModel(
-      v2ProjectId(request, params),
+      pathProject(request, params),
       { name: body.name, description: body.description, sourceCode: body.source_code, attributes: body.attributes },
-      wbUserIdOf(request),
+      traceUserId(request),
     );
     return { ...createdFields(created), model_ref: created.modelRef };
   });
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/models/:object_id/versions/:digest", summary: "Read a model version", params: VersionPath, ...common }, async ({ params }, request) =>
-    view(await v2.readModel(v2ProjectId(request, params), params.object_id, params.digest)),
+    view(await v2.readModel(pathProject(request, params), params.object_id, params.digest)),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/models", summary: "List model versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const models = await v2.listModels(v2ProjectId(request, params), pageOf(query));
+    const models = await v2.listModels(pathProject(request, params), pageOf(query));
     return sendJsonLines(request, reply, models.map(view), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/models/:object_id", summary: "Delete model versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
   }));
 }

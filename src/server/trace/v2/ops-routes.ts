@@ -4,33 +4,34 @@ import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../json-lines.js";
-import { OptionalString } from "../object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
-import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+import { OptionalString } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { pathProject, traceUserId } from "../project.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const OpCreateBody = z.object({ name: OptionalString, source_code: OptionalString });
 
 /** /v2/{entity}/{project}/ops: ops stored as source files (`spec/trace.md` §4.14). */
 export async function v2OpRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { v2 } = options;
   const common = traceRoute("v2 ops");
   const view = (op: Awaited<ReturnType<V2ObjectResources["readOp"]>>) => ({ ...headerFields(op), code: op.code });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/ops", summary: "Create an op version", params: ProjectPath, body: OpCreateBody, ...common }, async ({ params, body }, request) =>
-    createdFields(await v2.createOp(v2ProjectId(request, params), { name: body.name, sourceCode: body.source_code }, wbUserIdOf(request))),
+    createdFields(await v2.createOp(pathProject(request, params), { name: body.name, sourceCode: body.source_code }, traceUserId(request))),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/ops/:object_id/versions/:digest", summary: "Read an op version", params: VersionPath, ...common }, async ({ params }, request) =>
-    view(await v2.readOp(v2ProjectId(request, params), params.object_id, params.digest)),
+    view(await v2.readOp(pathProject(request, params), params.object_id, params.digest)),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/ops", summary: "List the latest ops as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const ops = await v2.listOps(v2ProjectId(request, params), pageOf(query));
+    const ops = await v2.listOps(pathProject(request, params), pageOf(query));
     return sendJsonLines(request, reply, ops.map(view), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/ops/:object_id", summary: "Delete op versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
   }));
 }

@@ -4,34 +4,35 @@ import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../json-lines.js";
-import { OptionalString } from "../object-schemas.js";
-import { traceRoute, useTraceObjectScope, wbUserIdOf } from "../object-scope.js";
-import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, v2ProjectId, VersionPath } from "./common.js";
+import { OptionalString } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { pathProject, traceUserId } from "../project.js";
+import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const ScorerCreateBody = z.object({ name: z.string(), description: OptionalString, op_source_code: z.string() });
 
 /** /v2/{entity}/{project}/scorers: a Scorer object with score and summarize ops (`spec/trace.md` §4.14). */
 export async function v2ScorerRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
-  useTraceObjectScope(app);
+  useLosslessJson(app);
   const { v2 } = options;
   const common = traceRoute("v2 scorers");
   const view = (scorer: Awaited<ReturnType<V2ObjectResources["readScorer"]>>) => ({ ...headerFields(scorer), name: scorer.name, description: scorer.description, score_op: scorer.scoreOp });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/scorers", summary: "Create a scorer version", params: ProjectPath, body: ScorerCreateBody, ...common }, async ({ params, body }, request) => {
-    const created = await v2.createScorer(v2ProjectId(request, params), { name: body.name, description: body.description, opSourceCode: body.op_source_code }, wbUserIdOf(request));
+    const created = await v2.createScorer(pathProject(request, params), { name: body.name, description: body.description, opSourceCode: body.op_source_code }, traceUserId(request));
     return { ...createdFields(created), scorer: created.scorer };
   });
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/scorers/:object_id/versions/:digest", summary: "Read a scorer version", params: VersionPath, ...common }, async ({ params }, request) =>
-    view(await v2.readScorer(v2ProjectId(request, params), params.object_id, params.digest)),
+    view(await v2.readScorer(pathProject(request, params), params.object_id, params.digest)),
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/scorers", summary: "List scorer versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const scorers = await v2.listScorers(v2ProjectId(request, params), pageOf(query));
+    const scorers = await v2.listScorers(pathProject(request, params), pageOf(query));
     return sendJsonLines(request, reply, scorers.map(view), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/scorers/:object_id", summary: "Delete scorer versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(v2ProjectId(request, params), params.object_id, digestsOf(query)),
+    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
   }));
 }

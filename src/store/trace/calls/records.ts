@@ -1,3 +1,4 @@
+import { refName } from "../refs.js";
 import { millisBetween } from "../timestamps.js";
 import type { CallSchema } from "./types.js";
 
@@ -94,10 +95,4 @@ export function deriveSummary(stored: unknown, call: SummaryInputs): Record<stri
   else weave.trace_name = refName(call.opName) ?? call.opName;
   summary.weave = weave;
   return summary;
-}
-
-/** The name in `weave:///entity/project/op|object/name:version`, or undefined for other strings. */
-export function refName(value: string): string | undefined {
-  const match = /^weave:\/\/\/[^/]+\/[^/]+\/(?:op|object)\/([^/:]+)(?::|$)/.exec(value);
-  return match?.[1];
 }

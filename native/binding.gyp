@@ -1,0 +1,34 @@
+{
+  "targets": [
+    {
+      "target_name": "flywheel_kernels",
+      "sources": [
+        "src/addon.cc",
+        "src/attention.cc",
+        "src/attention_avx2.cc",
+        "src/context.cc",
+        "src/cpu.cc",
+        "src/matmul.cc",
+        "src/matmul_avx2.cc",
+        "src/matmul_avx512.cc",
+        "src/matmul_scalar.cc",
+        "src/packed_matrix.cc",
+        "src/thread_pool.cc",
+        "src/vector_ops_avx2.cc",
+        "src/vector_ops_scalar.cc"
+      ],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
+      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "ldflags": ["-pthread"],
+      "xcode_settings": {
+        "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
+        "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+        "OTHER_CPLUSPLUSFLAGS": ["-O3"]
+      },
+      "msvs_settings": {"VCCLCompilerTool": {"ExceptionHandling": 1}}
+    }
+  ]
+}

@@ -1,0 +1,257 @@
+// The N-API surface: `Context` (one backend instance: thread pool + SIMD level) with one method per
+// kernel, and `Matrix` (a PackedMatrix). Every argument is checked here, before any pointer
+// reaches a kernel, so a wrong call from JavaScript is a thrown TypeError/RangeError, never a crash.
+#include <napi.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "context.h"
+#include "packed_matrix.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the kernels read checkpoint bytes as little-endian values"
+#endif
+
+namespace flywheel {
+
+namespace {
+
+// Marks objects this addon created, so an unrelated object is never unwrapped as a Matrix.
+constexpr napi_type_tag kMatrixTag = {0x6a1f3c5e9b2d4a70ULL, 0x8e4c2b1d7f6a3e95ULL};
+
+[[noreturn]] void throw_range(Napi::Env env, const std::string& message) { throw Napi::RangeError::New(env, message); }
+[[noreturn]] void throw_type(Napi::Env env, const std::string& message) { throw Napi::TypeError::New(env, message); }
+
+int int_arg(const Napi::CallbackInfo& info, size_t index, const char* name, int min) {
+  if (!info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  const double value = info[index].As<Napi::Number>().DoubleValue();
+  if (!(value >= min && value <= 2147483647.0) || value != static_cast<double>(static_cast<int64_t>(value))) {
+    throw_range(info.Env(), std::string(name) + " must be an integer ≥ " + std::to_string(min));
+  }
+  return static_cast<int>(value);
+}
+
+template <typename T, napi_typedarray_type Type>
+Napi::TypedArrayOf<T> typed_arg(const Napi::CallbackInfo& info, size_t index, const char* name, const char* type_name) {
+  const Napi::Value value = info[index];
+  if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != Type) {
+    throw_type(info.Env(), std::string(name) + " must be a " + type_name);
+  }
+  return value.As<Napi::TypedArrayOf<T>>();
+}
+
+Napi::Float32Array f32_arg(const Napi::CallbackInfo& info, size_t index, const char* name, size_t needed, const char* op) {
+  auto array = typed_arg<float, napi_float32_array>(info, index, name, "Float32Array");
+  if (array.ElementLength() < needed) {
+    throw_range(info.Env(), std::string(op) + ": " + name + " holds " + std::to_string(array.ElementLength()) + " values, needs " + std::to_string(needed));
+  }
+  return array;
+}
+
+Napi::Int32Array i32_arg(const Napi::CallbackInfo& info, size_t index, const char* name, size_t needed, const char* op) {
+  auto array = typed_arg<int32_t, napi_int32_array>(info, index, name, "Int32Array");
+  if (array.ElementLength() < needed) {
+    throw_range(info.Env(), std::string(op) + ": " + name + " holds " + std::to_string(array.ElementLength()) + " values, needs " + std::to_string(needed));
+  }
+  return array;
+}
+
+DType dtype_arg(const Napi::CallbackInfo& info, size_t index) {
+  const std::string name = info[index].IsString() ? info[index].As<Napi::String>().Utf8Value() : "";
+  if (name == "F32") return DType::F32;
+  if (name == "F16") return DType::F16;
+  if (name == "BF16") return DType::BF16;
+  throw_type(info.Env(), "dtype must be F32, F16 or BF16");
+}
+
+}  // namespace
+
+class Matrix : public Napi::ObjectWrap<Matrix> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Matrix",
+                       {InstanceAccessor<&Matrix::Rows>("rows"), InstanceAccessor<&Matrix::Cols>("cols"),
+                        InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength")});
+  }
+
+  // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
+  explicit Matrix(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Matrix>(info) {
+    Napi::Env env = info.Env();
+    const int rows = int_arg(info, 0, "rows", 1);
+    const int cols = int_arg(info, 1, "cols", 1);
+    const DType dtype = dtype_arg(info, 2);
+    auto bytes = typed_arg<uint8_t, napi_uint8_array>(info, 3, "data", "Uint8Array");
+    const size_t expected = static_cast<size_t>(rows) * cols * dtype_size(dtype);
+    if (bytes.ByteLength() != expected) {
+      throw_range(env, "a " + std::to_string(rows) + "×" + std::to_string(cols) + " " + dtype_name(dtype) + " matrix needs " +
+                           std::to_string(expected) + " bytes, got " + std::to_string(bytes.ByteLength()));
+    }
+    matrix_ = std::make_unique<PackedMatrix>(rows, cols, dtype, bytes.Data());
+    external_ = static_cast<int64_t>(matrix_->byte_size());
+    Napi::MemoryManagement::AdjustExternalMemory(env, external_);
+    info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
+  }
+
+  void Finalize(Napi::Env env) override { Napi::MemoryManagement::AdjustExternalMemory(env, -external_); }
+
+  static const PackedMatrix& From(const Napi::CallbackInfo& info, size_t index) {
+    const Napi::Value value = info[index];
+    if (!value.IsObject() || !value.As<Napi::Object>().CheckTypeTag(&kMatrixTag)) throw_type(info.Env(), "expected a native weight matrix");
+    return *Unwrap(value.As<Napi::Object>())->matrix_;
+  }
+
+ private:
+  Napi::Value Rows(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), matrix_->rows()); }
+  Napi::Value Cols(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), matrix_->cols()); }
+  Napi::Value Dtype(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), dtype_name(matrix_->dtype())); }
+  Napi::Value Bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(matrix_->byte_size())); }
+
+  std::unique_ptr<PackedMatrix> matrix_;
+  int64_t external_ = 0;
+};
+
+class Context : public Napi::ObjectWrap<Context> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Context",
+                       {InstanceAccessor<&Context::Threads>("threads"), InstanceAccessor<&Context::Simd>("simd"),
+                        InstanceMethod<&Context::Matmul>("matmul"), InstanceMethod<&Context::Embed>("embed"),
+                        InstanceMethod<&Context::RmsNorm>("rmsNorm"), InstanceMethod<&Context::Rope>("rope"),
+                        InstanceMethod<&Context::Attention>("attention"), InstanceMethod<&Context::SiluMul>("siluMul"),
+                        InstanceMethod<&Context::AddInPlace>("addInPlace")});
+  }
+
+  // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx512", "avx2" or "scalar".
+  explicit Context(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Context>(info) {
+    const int threads = int_arg(info, 0, "threads", 1);
+    const std::string simd = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+    const SimdLevel best = detect_simd();
+    SimdLevel level;
+    if (simd == "auto") {
+      level = best;
+    } else if (simd == "scalar") {
+      level = SimdLevel::Scalar;
+    } else if (simd == "avx2") {
+      if (best < SimdLevel::Avx2) throw_range(info.Env(), "this CPU does not support AVX2 with FMA and F16C");
+      level = SimdLevel::Avx2;
+    } else if (simd == "avx512") {
+      if (best < SimdLevel::Avx512) throw_range(info.Env(), "this CPU does not support AVX-512");
+      level = SimdLevel::Avx512;
+    } else {
+      throw_type(info.Env(), "simd must be \"auto\", \"avx512\", \"avx2\" or \"scalar\"");
+    }
+    context_ = std::make_unique<KernelContext>(threads, level);
+  }
+
+ private:
+  Napi::Value Threads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), context_->threads()); }
+  Napi::Value Simd(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), simd_name(context_->simd())); }
+
+  // matmul(out, x, rows, matrix, bias?)
+  void Matmul(const Napi::CallbackInfo& info) {
+    const int rows = int_arg(info, 2, "rows", 0);
+    const PackedMatrix& w = Matrix::From(info, 3);
+    auto x = f32_arg(info, 1, "input", static_cast<size_t>(rows) * w.cols(), "matmul");
+    auto out = f32_arg(info, 0, "output", static_cast<size_t>(rows) * w.rows(), "matmul");
+    const float* bias = nullptr;
+    if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
+    if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias);
+  }
+
+  // embed(out, matrix, ids)
+  void Embed(const Napi::CallbackInfo& info) {
+    const PackedMatrix& table = Matrix::From(info, 1);
+    auto ids = typed_arg<int32_t, napi_int32_array>(info, 2, "ids", "Int32Array");
+    const int count = static_cast<int>(ids.ElementLength());
+    auto out = f32_arg(info, 0, "output", static_cast<size_t>(count) * table.cols(), "embed");
+    for (int i = 0; i < count; i++) {
+      if (ids[i] < 0 || ids[i] >= table.rows()) {
+        throw_range(info.Env(), "token id " + std::to_string(ids[i]) + " is outside the embedding (" + std::to_string(table.rows()) + " rows)");
+      }
+    }
+    context_->embed(out.Data(), table, ids.Data(), count);
+  }
+
+  // rmsNorm(out, x, weight, rows, eps)
+  void RmsNorm(const Napi::CallbackInfo& info) {
+    auto weight = typed_arg<float, napi_float32_array>(info, 2, "weight", "Float32Array");
+    const int dim = static_cast<int>(weight.ElementLength());
+    const int rows = int_arg(info, 3, "rows", 0);
+    const size_t needed = static_cast<size_t>(rows) * dim;
+    auto x = f32_arg(info, 1, "input", needed, "rmsNorm");
+    auto out = f32_arg(info, 0, "output", needed, "rmsNorm");
+    if (!info[4].IsNumber()) throw_type(info.Env(), "eps must be a number");
+    const float eps = info[4].As<Napi::Number>().FloatValue();
+    if (rows > 0 && dim > 0) context_->rms_norm(out.Data(), x.Data(), weight.Data(), rows, dim, eps);
+  }
+
+  // rope(x, rows, heads, headDim, positions, cos, sin)
+  void Rope(const Napi::CallbackInfo& info) {
+    const int rows = int_arg(info, 1, "rows", 0);
+    const int heads = int_arg(info, 2, "heads", 1);
+    const int head_dim = int_arg(info, 3, "headDim", 2);
+    if (head_dim % 2 != 0) throw_range(info.Env(), "rope: headDim must be even");
+    auto x = f32_arg(info, 0, "input", static_cast<size_t>(rows) * heads * head_dim, "rope");
+    auto positions = i32_arg(info, 4, "positions", rows, "rope");
+    auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
+    auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
+    const size_t half = head_dim / 2;
+    const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
+    for (int r = 0; r < rows; r++) {
+      if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
+        throw_range(info.Env(), "rope: no table entry for position " + std::to_string(positions[r]));
+      }
+    }
+    if (rows > 0) context_->rope(x.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+  }
+
+  // attention(out, q, rows, keys, values, start, heads, kvHeads, headDim)
+  void Attention(const Napi::CallbackInfo& info) {
+    const int rows = int_arg(info, 2, "rows", 0);
+    const int start = int_arg(info, 5, "start", 0);
+    AttentionShape shape{int_arg(info, 6, "heads", 1), int_arg(info, 7, "kvHeads", 1), int_arg(info, 8, "headDim", 1)};
+    if (shape.heads % shape.kv_heads != 0) throw_range(info.Env(), "attention: heads must be a multiple of kvHeads");
+    const size_t width = static_cast<size_t>(rows) * shape.heads * shape.head_dim;
+    auto q = f32_arg(info, 1, "queries", width, "attention");
+    auto out = f32_arg(info, 0, "output", width, "attention");
+    const size_t cached = (static_cast<size_t>(start) + rows) * shape.kv_heads * shape.head_dim;
+    auto keys = typed_arg<float, napi_float32_array>(info, 3, "keys", "Float32Array");
+    auto values = typed_arg<float, napi_float32_array>(info, 4, "values", "Float32Array");
+    if (keys.ElementLength() < cached || values.ElementLength() < cached) {
+      throw_range(info.Env(), "attention: the cache holds fewer than " + std::to_string(start + rows) + " positions");
+    }
+    if (rows > 0) context_->attention(out.Data(), q.Data(), rows, keys.Data(), values.Data(), start, shape);
+  }
+
+  // siluMul(out, gate, up, length)
+  void SiluMul(const Napi::CallbackInfo& info) {
+    const int length = int_arg(info, 3, "length", 0);
+    auto gate = f32_arg(info, 1, "gate", length, "siluMul");
+    auto up = f32_arg(info, 2, "up", length, "siluMul");
+    auto out = f32_arg(info, 0, "output", length, "siluMul");
+    context_->silu_mul(out.Data(), gate.Data(), up.Data(), length);
+  }
+
+  // addInPlace(x, y, length)
+  void AddInPlace(const Napi::CallbackInfo& info) {
+    const int length = int_arg(info, 2, "length", 0);
+    auto x = f32_arg(info, 0, "x", length, "addInPlace");
+    auto y = f32_arg(info, 1, "y", length, "addInPlace");
+    context_->add(x.Data(), y.Data(), length);
+  }
+
+  std::unique_ptr<KernelContext> context_;
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Context", Context::Define(env));
+  exports.Set("Matrix", Matrix::Define(env));
+  exports.Set("bestSimd", Napi::String::New(env, simd_name(detect_simd())));
+  return exports;
+}
+
+NODE_API_MODULE(flywheel_kernels, Init)
+
+}  // namespace flywheel

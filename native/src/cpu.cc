@@ -1,0 +1,24 @@
+#include "cpu.h"
+
+namespace flywheel {
+
+SimdLevel detect_simd() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    return __builtin_cpu_supports("avx512f") ? SimdLevel::Avx512 : SimdLevel::Avx2;
+  }
+#endif
+  return SimdLevel::Scalar;
+}
+
+const char* simd_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Avx512: return "avx512";
+    case SimdLevel::Avx2: return "avx2";
+    case SimdLevel::Scalar: return "scalar";
+  }
+  return "scalar";
+}
+
+}  // namespace flywheel

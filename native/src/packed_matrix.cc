@@ -1,0 +1,59 @@
+#include "packed_matrix.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "fp16.h"
+
+namespace flywheel {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+  }
+  return "?";
+}
+
+size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+
+void AlignedDeleter::operator()(void* pointer) const { std::free(pointer); }
+
+std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size) {
+  // aligned_alloc wants a multiple of the alignment.
+  size_t rounded = (size + 63) / 64 * 64;
+  void* pointer = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (pointer == nullptr) throw std::bad_alloc();
+  return std::unique_ptr<uint8_t, AlignedDeleter>(static_cast<uint8_t*>(pointer));
+}
+
+PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
+    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {
+  const size_t element = dtype_size(dtype);
+  uint8_t* packed = data_.get();
+  std::memset(packed, 0, byte_size());
+  for (int row = 0; row < rows; row++) {
+    const uint8_t* source = data + static_cast<size_t>(row) * cols * element;
+    uint8_t* target = packed + (static_cast<size_t>(row / kPanel) * kPanel * cols + row % kPanel) * element;
+    for (int col = 0; col < cols; col++) std::memcpy(target + static_cast<size_t>(col) * kPanel * element, source + col * element, element);
+  }
+}
+
+void PackedMatrix::read_row(int row, float* out) const {
+  const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
+  const uint8_t* base = data_.get();
+  for (int col = 0; col < cols_; col++) {
+    const size_t index = start + static_cast<size_t>(col) * kPanel;
+    if (dtype_ == DType::F32) {
+      std::memcpy(&out[col], base + index * 4, 4);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, base + index * 2, 2);
+      out[col] = dtype_ == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
+    }
+  }
+}
+
+}  // namespace flywheel

@@ -1,0 +1,52 @@
+// A weight matrix [rows × cols] (rows = output features) kept in its stored precision but laid out
+// in panels for the matmul: panel p holds outputs 16p..16p+15, column by column, so element (o, k)
+// sits at panel(o / 16)[k * 16 + o % 16]. One pass over a panel feeds sixteen outputs from
+// contiguous memory, which suits both one-row decode (streaming, no horizontal sums) and the
+// blocked many-row GEMM. Outputs past `rows` in the last panel are zero.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace flywheel {
+
+enum class DType { F32 = 0, F16 = 1, BF16 = 2 };
+
+constexpr int kPanel = 16;
+
+const char* dtype_name(DType dtype);
+size_t dtype_size(DType dtype);
+
+struct AlignedDeleter {
+  void operator()(void* pointer) const;
+};
+
+// 64-byte aligned, uninitialized storage.
+std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size);
+
+class PackedMatrix {
+ public:
+  // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
+  PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  int panels() const { return (rows_ + kPanel - 1) / kPanel; }
+  DType dtype() const { return dtype_; }
+  size_t byte_size() const { return static_cast<size_t>(panels()) * kPanel * cols_ * dtype_size(dtype_); }
+
+  // The start of panel p (cols × 16 values of dtype()).
+  const uint8_t* panel(int p) const { return data_.get() + static_cast<size_t>(p) * kPanel * cols_ * dtype_size(dtype_); }
+
+  // Row `row` widened to f32 (an embedding lookup).
+  void read_row(int row, float* out) const;
+
+ private:
+  int rows_;
+  int cols_;
+  DType dtype_;
+  std::unique_ptr<uint8_t, AlignedDeleter> data_;
+};
+
+}  // namespace flywheel

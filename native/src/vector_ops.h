@@ -1,0 +1,30 @@
+// The vector primitives attention and the elementwise kernels are built from, one table per SIMD
+// level. Sums are accumulated in f32 lanes; exp is a polynomial accurate to about one ulp.
+#pragma once
+
+#include <cstddef>
+
+namespace flywheel {
+
+struct VectorOps {
+  float (*dot)(const float* a, const float* b, int n);
+  // y += a · x
+  void (*axpy)(float* y, float a, const float* x, int n);
+  // x[i] = exp(x[i] - shift); returns the sum of the new values.
+  float (*exp_shifted)(float* x, int n, float shift);
+  float (*max)(const float* x, int n);
+  double (*sum_squares)(const float* x, int n);
+  // out[i] = (x[i] · s) · w[i]
+  void (*scale_mul)(float* out, const float* x, float s, const float* w, int n);
+  // out[i] = silu(gate[i]) · up[i]
+  void (*silu_mul)(float* out, const float* gate, const float* up, size_t n);
+  // x[i] += y[i]
+  void (*add)(float* x, const float* y, size_t n);
+};
+
+const VectorOps& vector_ops_scalar();
+#if defined(__x86_64__)
+const VectorOps& vector_ops_avx2();
+#endif
+
+}  // namespace flywheel

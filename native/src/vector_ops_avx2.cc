@@ -1,0 +1,144 @@
+#include "simd.h"
+#include "vector_ops.h"
+
+#if FLYWHEEL_HAVE_X86
+
+#include <cmath>
+
+namespace flywheel {
+
+namespace {
+
+FLYWHEEL_AVX2 inline float horizontal_sum(__m256 v) {
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+  return _mm_cvtss_f32(sum);
+}
+
+// exp(x) for 8 lanes: x = n·ln2 + r with |r| ≤ ln2/2, a degree-6 polynomial for exp(r) (Cephes'
+// expf coefficients), and 2^n put into the exponent bits. Inputs are clamped to the range whose
+// result is a normal float, which softmax and silu never leave in a way that matters.
+FLYWHEEL_AVX2 inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.0f));
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(exponent));
+}
+
+FLYWHEEL_AVX2 float dot(const float* a, const float* b, int n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+  float sum = horizontal_sum(_mm256_add_ps(s0, s1));
+  for (; i < n; i++) sum += a[i] * b[i];
+  return sum;
+}
+
+FLYWHEEL_AVX2 void axpy(float* y, float a, const float* x, int n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; i++) y[i] += a * x[i];
+}
+
+FLYWHEEL_AVX2 float exp_shifted(float* x, int n, float shift) {
+  const __m256 sv = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), sv));
+    _mm256_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  float total = horizontal_sum(sum);
+  if (i < n) {
+    alignas(32) float tail[8] = {};
+    for (int j = 0; i + j < n; j++) tail[j] = x[i + j] - shift;
+    _mm256_store_ps(tail, exp8(_mm256_load_ps(tail)));
+    for (int j = 0; i + j < n; j++) {
+      x[i + j] = tail[j];
+      total += tail[j];
+    }
+  }
+  return total;
+}
+
+FLYWHEEL_AVX2 float max(const float* x, int n) {
+  __m256 best = _mm256_set1_ps(-INFINITY);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) best = _mm256_max_ps(best, _mm256_loadu_ps(x + i));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, best);
+  float result = -INFINITY;
+  for (float lane : lanes) result = lane > result ? lane : result;
+  for (; i < n; i++) result = x[i] > result ? x[i] : result;
+  return result;
+}
+
+FLYWHEEL_AVX2 double sum_squares(const float* x, int n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+    s1 = _mm256_fmadd_ps(b, b, s1);
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    s0 = _mm256_fmadd_ps(a, a, s0);
+  }
+  double sum = horizontal_sum(_mm256_add_ps(s0, s1));
+  for (; i < n; i++) sum += static_cast<double>(x[i]) * x[i];
+  return sum;
+}
+
+FLYWHEEL_AVX2 void scale_mul(float* out, const float* x, float s, const float* w, int n) {
+  const __m256 sv = _mm256_set1_ps(s);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), sv), _mm256_loadu_ps(w + i)));
+  for (; i < n; i++) out[i] = (x[i] * s) * w[i];
+}
+
+FLYWHEEL_AVX2 void silu_mul(float* out, const float* gate, const float* up, size_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_xor_ps(g, sign))));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; i++) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+FLYWHEEL_AVX2 void add(float* x, const float* y, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; i++) x[i] += y[i];
+}
+
+}  // namespace
+
+const VectorOps& vector_ops_avx2() {
+  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add};
+  return ops;
+}
+
+}  // namespace flywheel
+
+#endif

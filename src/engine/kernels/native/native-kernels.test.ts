@@ -1,0 +1,180 @@
+import { Worker } from "node:worker_threads";
+import { describe, expect, it } from "vitest";
+import { describeKernelConformance } from "../../../testing/kernel-conformance.js";
+import { describeNative } from "../../../testing/native.js";
+import { encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
+import { SeededRandom } from "../../fixtures/random.js";
+import { TsKernels } from "../ts/index.js";
+import type { Kernels } from "../types.js";
+import { ADDON_PATH } from "../native-loader.js";
+import { SIMD_LEVELS } from "./addon.js";
+import { NativeKernels } from "./index.js";
+
+/** Largest |a - b| / max(1, |b|): the measure every comparison here uses. */
+function worstError(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  expect(actual.length).toBe(expected.length);
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!) / Math.max(1, Math.abs(expected[i]!)));
+  return worst;
+}
+
+describeNative("native kernels", (addon) => {
+  // Every SIMD level this CPU runs, from the best down to the portable loops.
+  const levels = SIMD_LEVELS.slice(SIMD_LEVELS.indexOf(addon.bestSimd as (typeof SIMD_LEVELS)[number]));
+  it("runs at least the portable level", () => expect(levels).toContain("scalar"));
+  for (const simd of levels) describeKernelConformance(`native ${simd}, 2 threads`, () => new NativeKernels(addon, { threads: 2, simd }));
+  describeKernelConformance("native, 1 thread", () => new NativeKernels(addon, { threads: 1 }));
+  describeKernelConformance("native, 3 threads", () => new NativeKernels(addon, { threads: 3 }));
+
+  const backends: [string, () => Kernels][] = levels.map((simd) => [simd, () => new NativeKernels(addon, { threads: 2, simd })]);
+  describe.each(backends)("against the TypeScript reference (%s)", (_name, make) => {
+    const native = make();
+    const reference = new TsKernels();
+    const random = new SeededRandom(7);
+
+    // Row counts cover every tile height, the direct/widened switches (8 → 9, 16 → 17 rows) and two row blocks (300).
+    it.each(["F32", "F16", "BF16"] as FloatDType[])("matmul on %s weights, any row count, ragged panels", (dtype) => {
+      const [inDim, outDim] = [203, 37];
+      const bytes = encodeFloats(dtype, random.uniform(outDim * inDim, 1));
+      const bias = random.uniform(outDim, 0.5);
+      const w = native.createMatrix(outDim, inDim, dtype, bytes);
+      const wRef = reference.createMatrix(outDim, inDim, dtype, bytes);
+      expect(w.dtype).toBe(dtype.toLowerCase());
+      for (const rows of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 300]) {
+        const x = random.uniform(rows * inDim, 1);
+        const out = new Float32Array(rows * outDim);
+        const expected = new Float32Array(rows * outDim);
+        native.matmul(out, x, rows, w, bias);
+        reference.matmul(expected, x, rows, wRef, bias);
+        // Native sums in f32 (fused multiply-adds), the reference in f64: over 203 terms, well inside 1e-5.
+        expect(worstError(out, expected)).toBeLessThan(1e-5);
+      }
+    });
+
+    it("embed returns the stored rows exactly, for every dtype", () => {
+      for (const dtype of ["F32", "F16", "BF16"] as FloatDType[]) {
+        const bytes = encodeFloats(dtype, random.uniform(40 * 19, 3));
+        const out = new Float32Array(5 * 19);
+        const expected = new Float32Array(5 * 19);
+        const ids = [39, 0, 17, 16, 39];
+        native.embed(out, native.createMatrix(40, 19, dtype, bytes), ids);
+        reference.embed(expected, reference.createMatrix(40, 19, dtype, bytes), ids);
+        expect(out).toEqual(expected);
+      }
+    });
+
+    // Head sizes 64 and 128 take the specialized SIMD kernels, 40 the portable path.
+    it.each([
+      { heads: 14, kvHeads: 2, headDim: 64 },
+      { heads: 8, kvHeads: 4, headDim: 128 },
+      { heads: 4, kvHeads: 1, headDim: 40 },
+    ])("attention over a long cache, heads $heads/$kvHeads of size $headDim", (shape) => {
+      for (const [start, rows] of [[0, 1], [300, 1], [37, 20], [2, 3]] as const) {
+        const kvWidth = shape.kvHeads * shape.headDim;
+        const keys = random.uniform((start + rows) * kvWidth, 2);
+        const values = random.uniform((start + rows) * kvWidth, 1);
+        const q = random.uniform(rows * shape.heads * shape.headDim, 2);
+        const out = new Float32Array(q.length);
+        const expected = new Float32Array(q.length);
+        native.attention(out, q, rows, keys, values, start, shape);
+        reference.attention(expected, q, rows, keys, values, start, shape);
+        expect(worstError(out, expected)).toBeLessThan(1e-5);
+      }
+    });
+
+    it("rmsNorm, rope, siluMul and addInPlace on prefill-sized buffers (split across threads)", () => {
+      const [rows, dim] = [70, 896];
+      const x = random.uniform(rows * dim, 4);
+      const weight = random.uniform(dim, 0.5, 1);
+      const out = new Float32Array(x.length);
+      const expected = new Float32Array(x.length);
+      native.rmsNorm(out, x, weight, rows, 1e-6);
+      reference.rmsNorm(expected, x, weight, rows, 1e-6);
+      expect(worstError(out, expected)).toBeLessThan(1e-6);
+
+      const [heads, headDim] = [14, 64];
+      const positions = Int32Array.from({ length: rows }, (_, i) => (i * 7) % 50);
+      const cos = random.uniform(50 * 32, 1);
+      const sin = random.uniform(50 * 32, 1);
+      const a = random.uniform(rows * heads * headDim, 2);
+      const b = Float32Array.from(a);
+      native.rope(a, rows, heads, headDim, positions, cos, sin);
+      reference.rope(b, rows, heads, headDim, positions, cos, sin);
+      expect(worstError(a, b)).toBeLessThan(1e-6);
+
+      const length = 100_003;
+      const gate = random.uniform(length, 12);
+      const up = random.uniform(length, 2);
+      const silu = new Float32Array(length);
+      const siluRef = new Float32Array(length);
+      native.siluMul(silu, gate, up, length);
+      reference.siluMul(siluRef, gate, up, length);
+      expect(worstError(silu, siluRef)).toBeLessThan(1e-6);
+      const sum = Float32Array.from(gate);
+      const sumRef = Float32Array.from(gate);
+      native.addInPlace(sum, up, length);
+      reference.addInPlace(sumRef, up, length);
+      expect(sum).toEqual(sumRef);
+    });
+  });
+
+  it("runs in worker threads, each with its own pool, and survives their termination", async () => {
+    // The engine runs models in worker threads: the addon must load once per thread.
+    const code = `
+      const { parentPort, workerData } = require("node:worker_threads");
+      const addon = require(workerData.path);
+      const context = new addon.Context(2, "auto");
+      const w = new addon.Matrix(2, 3, "F32", new Uint8Array(new Float32Array([1, 2, 3, 4, 5, 6]).buffer));
+      const out = new Float32Array(2);
+      context.matmul(out, Float32Array.of(1, 1, 1), 1, w, undefined);
+      parentPort.postMessage([...out]);`;
+    const results = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<number[]>((resolve, reject) => {
+            const worker = new Worker(code, { eval: true, workerData: { path: ADDON_PATH } });
+            worker.once("message", (message: number[]) => void worker.terminate().then(() => resolve(message)));
+            worker.once("error", reject);
+          }),
+      ),
+    );
+    expect(results).toEqual([[6, 15], [6, 15]]);
+  });
+
+  describe("argument checks", () => {
+    const kernels = new NativeKernels(addon, { threads: 2 });
+    const w = kernels.createMatrix(2, 3, "F32", encodeFloats("F32", new Float32Array(6)));
+
+    it("refuses buffers that are too small, and overlapping matmul buffers", () => {
+      expect(() => kernels.matmul(new Float32Array(2), new Float32Array(2), 1, w)).toThrow(/matmul: input holds 2 values, needs 3/);
+      expect(() => kernels.matmul(new Float32Array(1), new Float32Array(3), 1, w)).toThrow(/matmul: output holds 1 values, needs 2/);
+      expect(() => kernels.matmul(new Float32Array(2), new Float32Array(3), 1, w, new Float32Array(1))).toThrow(/bias holds 1 values/);
+      const shared = new Float32Array(8);
+      expect(() => kernels.matmul(shared.subarray(2, 4), shared.subarray(0, 3), 1, w)).toThrow(/must not overlap/);
+      expect(() => kernels.rmsNorm(new Float32Array(3), new Float32Array(4), new Float32Array(2), 2, 1e-6)).toThrow(/rmsNorm: output holds 3 values/);
+      expect(() => kernels.siluMul(new Float32Array(3), new Float32Array(4), new Float32Array(4), 4)).toThrow(/siluMul: output holds 3/);
+      expect(() => kernels.attention(new Float32Array(4), new Float32Array(4), 1, new Float32Array(2), new Float32Array(4), 1, { heads: 1, kvHeads: 1, headDim: 4 })).toThrow(
+        /attention: the cache holds fewer than 2 positions/,
+      );
+      expect(() => kernels.rope(new Float32Array(4), 1, 1, 4, Int32Array.of(3), new Float32Array(6), new Float32Array(6))).toThrow(/rope: no table entry for position 3/);
+    });
+
+    it("refuses foreign matrices, bad ids and wrongly sized weights", () => {
+      expect(() => kernels.matmul(new Float32Array(1), new Float32Array(1), 1, new TsKernels().createMatrix(1, 1, "F32", new Uint8Array(4)))).toThrow(
+        /another kernel backend/,
+      );
+      expect(() => kernels.embed(new Float32Array(3), w, [2])).toThrow(/token id 2 is outside the embedding \(2 rows\)/);
+      expect(() => kernels.embed(new Float32Array(3), w, [0.5])).toThrow(/token id 0.5 is not a valid token id/);
+      expect(() => kernels.createMatrix(2, 3, "F16", new Uint8Array(8))).toThrow(/a 2×3 f16 matrix needs 12 bytes, got 8/);
+      expect(() => new addon.Context(0, "auto")).toThrow(RangeError);
+      expect(() => new addon.Context(1, "gpu" as never)).toThrow(/simd must be/);
+      if (addon.bestSimd !== "avx512") expect(() => new addon.Context(1, "avx512")).toThrow(/does not support AVX-512/);
+    });
+
+    it("keeps 16-bit weights as stored", () => {
+      const half = kernels.createMatrix(3, 4, "BF16", new Uint8Array(24));
+      expect(half.dtype).toBe("bf16");
+      expect((half as unknown as { handle: { byteLength: number } }).handle.byteLength).toBe(16 * 4 * 2); // one padded panel
+    });
+  });
+});

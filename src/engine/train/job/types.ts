@@ -1,0 +1,55 @@
+import type { RlTrainingConfig } from "../config.js";
+import type { StepValue } from "../learning-rate.js";
+import type { SftTrainingConfig } from "../sft-config.js";
+import type { TrajectoryGroupJson } from "../trajectory.js";
+
+/**
+ * One training job as the engine runs it: plain data (it crosses into the trainer thread), with
+ * checkpoint files as local paths. The job system resolves steps, blobs and models to this.
+ */
+export interface TrainingJobSpec {
+  /** Seeds the shuffles of tokenization and packing, so a job is reproducible. */
+  jobId: string;
+  /** The adapter to continue from; null starts a fresh one (the base weights). */
+  from: AdapterFiles | null;
+  /** How a fresh adapter is made: PEFT's init from this seed, rank 8, alpha 16, all linear layers. */
+  newAdapter: { seed: number; baseModelNameOrPath: string };
+  /** The KL penalty's reference weights (`files` null = the base model); absent without a KL penalty. */
+  klReference?: { files: AdapterFiles | null };
+  work: RlJobWork | SftJobWork;
+}
+
+/** A checkpoint's files on disk: the PEFT pair, and the optimizer moments when it has them. */
+export interface AdapterFiles {
+  configFile: string;
+  weightsFile: string;
+  optimizerFile?: string;
+}
+
+export interface RlJobWork {
+  kind: "rl";
+  groups: TrajectoryGroupJson[];
+  config: RlTrainingConfig;
+  /** `train/reward_std_dev` of the model's earlier steps, for `scale_learning_rate_by_reward_std_dev` (§5.6). */
+  rewardStdDevHistory: StepValue[];
+}
+
+export interface SftJobWork {
+  kind: "sft";
+  /** The data file's rows (`{"messages": [...], "tools"?: [...]}`), in file order. */
+  rows: unknown[];
+  /** The data file's name, for error messages. */
+  fileName: string;
+  config: SftTrainingConfig;
+}
+
+/**
+ * What a training job reports, in this order: one `started` (num_sequences = the number of
+ * optimizer steps it will take), then exactly that many `gradient_step`s, then one `finished`.
+ */
+export type TrainerUpdate =
+  | { type: "started"; numSequences: number }
+  /** Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …). */
+  | { type: "gradient_step"; metrics: Record<string, number> }
+  /** The new checkpoint's files (name → bytes), or null when nothing was trained (weights unchanged). */
+  | { type: "finished"; adapter: Record<string, Uint8Array> | null };

@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { TraceNotFound } from "../../../store/trace/errors.js";
+import { readCalls } from "../../../store/trace/evaluations/call-writes.js";
+import { evaluationStatus } from "../../../store/trace/evaluations/status.js";
+import type { TraceServices } from "../../../store/trace/services.js";
+import { principalOf } from "../../auth.js";
+import { checkChatModel, chatRequestOf, completeChat } from "../../chat/complete.js";
+import type { PrepareContext } from "../../chat/prepare.js";
+import { defineRoute } from "../../routes.js";
+import { resolveProject, traceUserId } from "../project.js";
+import { ProjectId, StringList } from "../schemas.js";
+import { traceRoute } from "../scope.js";
+import { scoreCalls } from "./call-scoring.js";
+import { BackgroundJobs } from "./jobs.js";
+import type { LlmModel } from "./llm-model.js";
+import { loadEvaluationPlan, loadScorers } from "./plan.js";
+import { CallRecorder } from "./recorder.js";
+import { runEvaluation, startEvaluation } from "./runner.js";
+import type { Scorer } from "./scorers.js";
+
+const EvaluateModelReq = z.object({ project_id: ProjectId, evaluation_ref: z.string().describe("Evaluation ref"), model_ref: z.string().describe("LLMStructuredCompletionModel ref, or a model this server serves") });
+const EvaluationStatusReq = z.object({ project_id: ProjectId, call_id: z.string() });
+const CallsScoreReq = z.object({ project_id: ProjectId, call_ids: StringList.min(1).max(1000), scorer_refs: StringList.min(1).max(100) });
+
+/**
+ * Evaluations run by the server on its own engine (`spec/trace.md` §4.13; docs/decisions.md,
+ * "Evaluations on the engine"): `/evaluations/evaluate_model` checks the evaluation and the model,
+ * starts the `Evaluation.evaluate` call and answers with its id while the rows run in the
+ * background; `/evaluations/status` reads progress from the calls; `/calls/score` applies
+ * scorers to existing calls in the background.
+ */
+export async function evaluationRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const { trace } = options;
+  const { store, blobs, config, catalog } = app.services;
+  const jobs = new BackgroundJobs(app.log);
+  app.addHook("onClose", () => jobs.close());
+  const common = traceRoute("evaluations");
+
+  /** What the chat endpoint would do for this caller, as the models' runner. */
+  const recorderFor = (request: FastifyRequest, projectId: string) => {
+    const context: PrepareContext = { entity: principalOf(request).entity, headerRequestId: undefined, engines: app.services.engines, resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog } };
+    const recorder = new CallRecorder(trace, projectId, traceUserId(request), (body, signal) => completeChat(chatRequestOf(body), context, signal), jobs.signal);
+    /** Every model a run will call must resolve now, so a typo is a 404 rather than a failed run. */
+    const checkModels = async (models: LlmModel[]) => {
+      for (const modelId of new Set(models.map((model) => model.modelId))) await checkChatModel(modelId, context);
+    };
+    return { recorder, checkModels };
+  };
+  const judgeModels = (scorers: Scorer[]) => scorers.flatMap((scorer) => (scorer.kind === "judge" ? [scorer.model] : []));
+
+  defineRoute(app, { method: "POST", url: "/evaluations/evaluate_model", summary: "Run a stored evaluation against a served model", body: EvaluateModelReq, ...common }, async ({ body }, request) => {
+    const { projectId, entity } = resolveProject(request, body.project_id);
+    const plan = await loadEvaluationPlan(trace, entity, body.evaluation_ref, body.model_ref);
+    const { recorder, checkModels } = recorderFor(request, projectId);
+    await checkModels([plan.model, ...judgeModels(plan.scorers)]);
+    const root = await startEvaluation(recorder, plan);
+    jobs.start(`evaluation ${root.id}`, (signal) => runEvaluation(recorder, plan, root, signal));
+    return { call_id: root.id };
+  });
+
+  defineRoute(app, { method: "POST", url: "/evaluations/status", summary: "Progress of an evaluation", body: EvaluationStatusReq, ...common }, async ({ body }, request) => ({
+    status: await evaluationStatus(trace, resolveProject(request, body.project_id).projectId, body.call_id),
+  }));
+
+  defineRoute(app, { method: "POST", url: "/calls/score", summary: "Score calls with stored scorers", body: CallsScoreReq, ...common }, async ({ body }, request) => {
+    const { projectId, entity } = resolveProject(request, body.project_id);
+    const ids = [...new Set(body.call_ids)];
+    const calls = await readCalls(trace.calls, { projectId, filter: { call_ids: ids } });
+    const missing = ids.filter((id) => !calls.some((call) => call.id === id));
+    if (missing.length > 0) throw new TraceNotFound(`Calls not found: ${missing.join(", ")}`);
+    const scorers = await loadScorers(trace, entity, body.scorer_refs);
+    const { recorder, checkModels } = recorderFor(request, projectId);
+    await checkModels(judgeModels(scorers));
+    jobs.start(`scoring in ${projectId}`, (signal) => scoreCalls(trace, recorder, calls, scorers, traceUserId(request), signal));
+    return {};
+  });
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import type { TraceServices } from "../../../store/trace/services.js";
+import { defineRoute } from "../../routes.js";
+import { sendJsonLines } from "../json-lines.js";
+import { pathProject, traceUserId } from "../project.js";
+import { JsonDict, OptionalString } from "../schemas.js";
+import { traceRoute, useLosslessJson } from "../scope.js";
+import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.js";
+
+const RunCreateBody = z.object({ evaluation: z.string().describe("Evaluation ref"), model: z.string().describe("Model ref"), source_evaluation_run_id: OptionalString });
+const RunPath = ProjectPath.extend({ evaluation_run_id: z.string() });
+const RunListQuery = ListQuery.extend({ evaluations: ListParam, models: ListParam, evaluation_run_ids: ListParam });
+const RunDeleteQuery = z.object({ evaluation_run_ids: ListParam });
+/** The finish body may be absent. */
+const RunFinishBody = z.object({ summary: JsonDict.nullish() }).nullish();
+
+/**
+ * /v2/{entity}/{project}/evaluation_runs (`spec/trace.md` §4.14): evaluation runs stored as
+ * `Evaluation.evaluate` calls, which the calls API, the SDKs and eval_results read like any run.
+ */
+export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  useLosslessJson(app);
+  const { runs } = options.trace;
+  const common = traceRoute("v2 evaluation runs");
+
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/evaluation_runs", summary: "Start an evaluation run", params: ProjectPath, body: RunCreateBody, ...common }, async ({ params, body }, request) => ({
+    evaluation_run_id: await runs.create(pathProject(request, params), { evaluation: body.evaluation, model: body.model, sourceEvaluationRunId: body.source_evaluation_run_id }, traceUserId(request)),
+  }));
+
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id", summary: "Read an evaluation run", params: RunPath, ...common }, async ({ params }, request) =>
+    runs.read(pathProject(request, params), params.evaluation_run_id),
+  );
+
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs", summary: "List evaluation runs as JSON Lines", params: ProjectPath, query: RunListQuery, ...common }, async ({ params, query }, request, reply) => {
+    const filter = { evaluations: listParam(query.evaluations), models: listParam(query.models), runIds: listParam(query.evaluation_run_ids) };
+    return sendJsonLines(request, reply, await runs.list(pathProject(request, params), filter, pageOf(query)), stringifyJsonLossless);
+  });
+
+  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/evaluation_runs", summary: "Delete evaluation runs with their calls", params: ProjectPath, query: RunDeleteQuery, ...common }, async ({ params, query }, request) => ({
+    num_deleted: await runs.delete(pathProject(request, params), listParam(query.evaluation_run_ids) ?? []),
+  }));
+
+  defineRoute(
+    app,
+    { method: "POST", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id/finish", summary: "Finish an evaluation run with its score means", params: RunPath, body: RunFinishBody, ...common },
+    async ({ params, body }, request) => {
+      await runs.finish(pathProject(request, params), params.evaluation_run_id, body?.summary, traceUserId(request));
+      return { success: true };
+    },
+  );
+}
