@@ -56,7 +56,7 @@ baseline is the same model at its random initialisation, scored the same way.
 | Task | Trained | Untrained | What is checked |
 |---|---|---|---|
 ${rows.join("\n")}
-
+${weakTasksNote(report)}
 ## The tools it calls
 
 Send the tool definitions of \`src/engine/tiny-chat/tools.ts\` (all three, or just the one needed):
@@ -73,6 +73,19 @@ clipping at 1.0, loss on assistant turns only, ${report.trainTokens} tokens in a
 of the TypeScript kernels, and this evaluation. Final training loss ${report.finalLoss.toFixed(3)}. Training took
 ${(report.trainSeconds / 60).toFixed(1)} minutes of wall time and ${(report.trainCpuSeconds / 60).toFixed(1)} CPU-minutes (all threads), the whole build
 ${(context.wallSeconds / 60).toFixed(1)} minutes (${context.machine}). The same seed and thread count give the same bytes run after run (checked on one machine).
+`;
+}
+
+/** Says plainly which tasks the model mostly fails, and why (empty when it passes them all). */
+function weakTasksNote(report: BuildReport): string {
+  const weak = TASK_NAMES.filter((task) => (report.heldOut[task]?.accuracy ?? 0) < 0.5);
+  if (weak.length === 0) return "";
+  return `
+Below 50% on ${weak.join(", ")}: at this size and step count (what the build's time budget on the
+TypeScript training kernels allows) the model writes each task's format — a number, a Hermes tool
+call, a JSON object, a reply sentence — but mostly not yet the values that must be copied from the
+prompt or computed. Structured outputs and \`tool_choice\` \`required\` still parse, since the
+engine constrains them to the schema.
 `;
 }
 

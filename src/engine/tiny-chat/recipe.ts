@@ -16,9 +16,9 @@ export interface TinyChatRecipe {
 /** The recipe of the committed flywheel/tiny-chat. */
 export const TINY_CHAT_RECIPE: TinyChatRecipe = {
   seed: 1,
-  shape: { hiddenSize: 192, numLayers: 4, numHeads: 6, numKvHeads: 2, intermediateSize: 512, maxPositionEmbeddings: 1024 },
+  shape: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384, maxPositionEmbeddings: 1024 },
   bpeVocabSize: 1000,
-  schedule: { steps: 400, examplesPerStep: 64, peakLearningRate: 3e-3, warmupSteps: 20, finalLearningRateFraction: 0.1, maxSequenceTokens: 512 },
+  schedule: { steps: 480, examplesPerStep: 32, peakLearningRate: 3e-3, warmupSteps: 20, finalLearningRateFraction: 0.1, maxSequenceTokens: 512 },
   dtype: "f16",
   threads: 2,
   evalExamplesPerTask: 100,

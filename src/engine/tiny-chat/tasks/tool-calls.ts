@@ -95,7 +95,7 @@ function callMessage(scenario: ToolScenario): ChatMessage {
 
 /**
  * The first turn: the user asks for something a tool provides; the reply is the Hermes tool call.
- * One training reply in twelve is instead the JSON array that `tool_choice: "required"` constrains
+ * One training reply in four is instead the JSON array that `tool_choice: "required"` constrains
  * output to (`[{"name": …, "parameters": …}]`): the prompt is the same, so greedy decoding still
  * picks the Hermes call (which is what `expected` checks), and a constrained reply that must start
  * with `[` continues the way it was taught.
@@ -103,7 +103,7 @@ function callMessage(scenario: ToolScenario): ChatMessage {
 export function toolCallExample(random: TaskRandom): TinyChatExample {
   const chosen = scenario(random);
   const name = chosen.tool.function.name;
-  const required = random.int(12) === 0;
+  const required = random.int(4) === 0;
   const reply: ChatMessage = required ? { role: "assistant", content: `[{"name": "${name}", "parameters": ${jsonText(chosen.arguments)}}]` } : callMessage(chosen);
   return {
     task: "tool_call",
