@@ -2,8 +2,9 @@
  * Training-step benchmark: a qwen2-shaped fixture of a few million parameters (hidden 256,
  * 4 layers, 8 heads / 4 KV heads, intermediate 704) with a rank-8 LoRA on all linear layers,
  * trained on the TypeScript kernels. Reports tokens per second of an RL step on one packed row
- * (a shared prompt and 8 completions), of an SFT step on a batch of 2 sequences, and of a
- * forward-only scoring pass. Run with `npx tsx bench/train-step.ts`; BENCH_ROW sets the row length.
+ * (a shared prompt and 8 completions), of an SFT step on a batch of 2 sequences, of a
+ * forward-only scoring pass, and of the same SFT step training every weight (full-parameter, as
+ * `npm run model:build` trains tiny-chat). Run with `npx tsx bench/train-step.ts`; BENCH_ROW sets the row length.
  * Not a test: numbers depend on the machine and its load.
  */
 import fs from "node:fs";
@@ -15,6 +16,7 @@ import { createLoraAdapter } from "../src/engine/lora/init.js";
 import { loadModel } from "../src/engine/model/load.js";
 import { Rng } from "../src/engine/sampling/rng.js";
 import { LoraTrainer } from "../src/engine/train/lora-trainer.js";
+import { Trainer } from "../src/engine/train/trainer.js";
 import { packTokenizedResults } from "../src/engine/train/packing.js";
 import { resolveRlConfig, rlLossOptions } from "../src/engine/train/config.js";
 import type { SftRow } from "../src/engine/train/sft-tokenize.js";
@@ -68,6 +70,8 @@ try {
   report("forward only (logprobs)", row.length, () => trainer.logprobs(row));
   report("RL step (forward + backward + AdamW)", row.length, () => trainer.rlStep(row, { options }, 1e-4));
   report("SFT step, 2 × half-row sequences", ROW, () => trainer.sftStep({ rows: sftRows, learningRate: 1e-4 }));
+  const full = new Trainer(model.transformer, "full");
+  report("full-parameter SFT step, same batch", ROW, () => full.sftStep({ rows: sftRows, learningRate: 1e-5 }));
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -59,6 +59,33 @@ describe("flywheel models make-tiny", () => {
   });
 });
 
+describe("flywheel models build-tiny-chat", () => {
+  it("runs the committed recipe with fewer steps, and writes the model card", async () => {
+    const out = path.join(root, "tiny-chat");
+    const res = await runCli(["models", "build-tiny-chat", "--out", out, "--steps", "2", "--examples-per-step", "6", "--eval-examples", "1", "--threads", "1"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/step 2\/2 {2}loss \d/);
+    expect(res.stdout).toMatch(/Wrote flywheel\/tiny-chat \(0\.\d+M parameters\) to /);
+    const report = JSON.parse(fs.readFileSync(path.join(out, "eval.json"), "utf8"));
+    expect(report).toMatchObject({ model: "flywheel/tiny-chat", command: `flywheel models build-tiny-chat --out ${out} --steps 2 --examples-per-step 6 --eval-examples 1 --threads 1`, trainExamples: 12 });
+    expect(report.recipe.schedule).toMatchObject({ steps: 2, examplesPerStep: 6, warmupSteps: 1 });
+    expect(Object.values(report.heldOut).map((task) => (task as { total: number }).total)).toEqual([1, 1, 1, 1, 1]);
+    const card = fs.readFileSync(path.join(out, "README.md"), "utf8");
+    expect(card).toContain("# flywheel/tiny-chat");
+    expect(card).toContain("| arithmetic |");
+  }, 180_000);
+
+  it("rejects malformed options as usage errors", async () => {
+    for (const [args, message] of [
+      [["build-tiny-chat", "--steps", "0"], /--steps must be an integer ≥ 1/],
+      [["build-tiny-chat", "--threads", "two"], /--threads must be an integer ≥ 1/],
+      [["build-tiny-chat", "--arch", "llama"], /Unknown option '--arch'/],
+    ] as const) {
+      await expect(modelsCommand([...args]), args.join(" ")).rejects.toThrow(message);
+    }
+  });
+});
+
 describe("flywheel models export-gguf", () => {
   it("writes a GGUF file of the checkpoint", async () => {
     const model = path.join(root, "to-export");

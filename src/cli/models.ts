@@ -1,6 +1,11 @@
+import os from "node:os";
 import path from "node:path";
+import { bundledModelsDir } from "../config.js";
 import { SUPPORTED_ARCHITECTURES, type Architecture } from "../engine/checkpoint/model-config.js";
 import { type FixtureDType, makeTinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
+import { buildTinyChat, formatAccuracy } from "../engine/tiny-chat/build.js";
+import { writeModelCard } from "../engine/tiny-chat/model-card.js";
+import { TINY_CHAT_RECIPE, type TinyChatRecipe } from "../engine/tiny-chat/recipe.js";
 import { parseCommandArgs, UsageError } from "./args.js";
 import { exportGgufCommand, exportGgufUsage } from "./models-export-gguf.js";
 
@@ -8,7 +13,13 @@ export const modelsUsage = `flywheel models make-tiny --arch llama|qwen2|qwen3 -
     [--shards N] [--hidden N] [--layers N] [--heads N] [--kv-heads N] [--head-dim N]
     [--intermediate N] [--bpe-vocab N] [--vocab N] [--max-positions N] [--tie-embeddings true|false]
   writes a small random model in Hugging Face layout (deterministic for a seed)
-${exportGgufUsage}`;
+${exportGgufUsage}
+
+flywheel models build-tiny-chat [--out DIR] [--seed N] [--steps N] [--examples-per-step N]
+    [--threads N] [--eval-examples N]
+  generates tiny-chat's synthetic data, trains its tokenizer and weights from scratch, evaluates
+  held-out accuracy per task and writes the model (default: the bundled models/flywheel/tiny-chat);
+  \`npm run model:build\` runs it with the committed recipe`;
 
 const SIZE_FLAGS = {
   hidden: "hiddenSize",
@@ -25,6 +36,7 @@ const SIZE_FLAGS = {
 
 export async function modelsCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
+  if (action === "build-tiny-chat") return buildTinyChatCommand(rest);
   if (action === "export-gguf") return exportGgufCommand(rest);
   if (action !== "make-tiny") throw new UsageError(modelsUsage);
   const stringOptions = Object.fromEntries([...Object.keys(SIZE_FLAGS), "arch", "out", "seed", "dtype", "tie-embeddings"].map((name) => [name, { type: "string" as const }]));
@@ -61,4 +73,29 @@ function integerFlag(flag: string, value: string | undefined, min: number): numb
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${flag} must be an integer ≥ ${min}, got '${value}'`);
   return Number(value);
+}
+
+/** `models build-tiny-chat`: the committed recipe, with the overrides the flags give. */
+async function buildTinyChatCommand(args: string[]): Promise<void> {
+  const flags = ["out", "seed", "steps", "examples-per-step", "threads", "eval-examples"];
+  const { values } = parseCommandArgs(args, Object.fromEntries(flags.map((name) => [name, { type: "string" as const }])));
+  const flag = (name: string, min: number) => integerFlag(name, values[name] as string | undefined, min);
+  const base = TINY_CHAT_RECIPE;
+  const steps = flag("steps", 1) ?? base.schedule.steps;
+  const recipe: TinyChatRecipe = {
+    ...base,
+    seed: flag("seed", 0) ?? base.seed,
+    threads: flag("threads", 1) ?? base.threads,
+    evalExamplesPerTask: flag("eval-examples", 1) ?? base.evalExamplesPerTask,
+    schedule: { ...base.schedule, steps, examplesPerStep: flag("examples-per-step", 1) ?? base.schedule.examplesPerStep, warmupSteps: Math.min(base.schedule.warmupSteps, Math.ceil(steps / 10)) },
+  };
+  if (recipe.threads > os.availableParallelism()) console.log(`note: ${recipe.threads} training threads on ${os.availableParallelism()} CPUs`);
+  const outDir = path.resolve((values.out as string | undefined) ?? path.join(bundledModelsDir, "flywheel", "tiny-chat"));
+  const started = performance.now();
+  const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(5)}s] ${line}`);
+  const report = await buildTinyChat({ ...recipe, outDir, log });
+  const command = args.length === 0 ? "npm run model:build" : `flywheel models build-tiny-chat ${args.join(" ")}`;
+  const machine = `${os.availableParallelism()} CPUs, ${os.cpus()[0]?.model.trim() ?? "unknown CPU"}, Node ${process.versions.node}`;
+  writeModelCard(outDir, recipe, report, { command, wallSeconds: (performance.now() - started) / 1000, machine });
+  console.log(`Wrote flywheel/tiny-chat (${(report.parameters / 1e6).toFixed(2)}M parameters) to ${outDir}; held-out accuracy: ${formatAccuracy(report.heldOut)}`);
 }

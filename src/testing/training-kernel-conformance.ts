@@ -102,6 +102,83 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       accumulated.forEach((value, i) => expect(value).toBeCloseTo(dx[i]! + 1, 5));
     });
 
+    it("rmsNormBackward adds the weight's gradient when asked, leaving dx the same", () => {
+      const rng = Rng.fromSeed(7);
+      const [rows, dim] = [4, 12];
+      const x = randomArray(rng, rows * dim, 2);
+      const weight = randomArray(rng, dim);
+      const dy = randomArray(rng, rows * dim);
+      const plain = new Float32Array(rows * dim);
+      training.rmsNormBackward(plain, dy, x, weight, rows, 1e-6, false);
+      const dx = new Float32Array(rows * dim);
+      const dWeight = new Float32Array(dim).fill(0.25);
+      training.rmsNormBackward(dx, dy, x, weight, rows, 1e-6, false, dWeight);
+      expect(dx).toEqual(plain);
+      dWeight.forEach((_, i) => (dWeight[i] -= 0.25));
+      const viaWeight = (w: Float32Array) => {
+        const out = new Float32Array(rows * dim);
+        forward.rmsNorm(out, x, w, rows, 1e-6);
+        return out;
+      };
+      for (let trial = 0; trial < 3; trial++) {
+        const direction = randomArray(rng, dim);
+        expectNear(dot(dWeight, direction), centralDifference(viaWeight, weight, direction, dy, 1e-2), 2e-3);
+      }
+    });
+
+    it("linearWeightBackward adds dYᵀ·X to the weight gradient and Σ dY to the bias gradient", () => {
+      const rng = Rng.fromSeed(8);
+      for (const [rows, outDim, inDim] of [[1, 4, 3], [3, 5, 7], [6, 8, 16], [5, 9, 5]] as const) {
+        const dy = randomArray(rng, rows * outDim);
+        const x = randomArray(rng, rows * inDim);
+        const expectedWeight = new Float64Array(outDim * inDim);
+        const expectedBias = new Float64Array(outDim);
+        for (let r = 0; r < rows; r++) {
+          for (let o = 0; o < outDim; o++) {
+            expectedBias[o] += dy[r * outDim + o]!;
+            for (let i = 0; i < inDim; i++) expectedWeight[o * inDim + i] += dy[r * outDim + o]! * x[r * inDim + i]!;
+          }
+        }
+        const dWeight = new Float32Array(outDim * inDim).fill(1);
+        const dBias = new Float32Array(outDim).fill(1);
+        training.linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim);
+        dWeight.forEach((value, i) => expect(value).toBeCloseTo(1 + expectedWeight[i]!, 5));
+        dBias.forEach((value, o) => expect(value).toBeCloseTo(1 + expectedBias[o]!, 5));
+        const weightOnly = new Float32Array(outDim * inDim);
+        training.linearWeightBackward(weightOnly, undefined, dy, x, rows, outDim, inDim);
+        weightOnly.forEach((value, i) => expect(value).toBeCloseTo(expectedWeight[i]!, 5));
+      }
+    });
+
+    it("embedBackward is the adjoint of embed, repeated ids adding up", () => {
+      const rng = Rng.fromSeed(9);
+      const [vocab, dim] = [7, 5];
+      const ids = [3, 0, 3, 6];
+      const dOut = randomArray(rng, ids.length * dim);
+      const dTable = new Float32Array(vocab * dim);
+      training.embedBackward(dTable, dOut, ids, dim);
+      const table = randomArray(rng, vocab * dim);
+      const direction = randomArray(rng, vocab * dim);
+      const lookup = (values: Float32Array) => {
+        const out = new Float32Array(ids.length * dim);
+        forward.embed(out, forward.createMatrix(vocab, dim, "F32", encodeFloats("F32", values)), ids);
+        return out;
+      };
+      expectNear(dot(dTable, direction), centralDifference(lookup, table, direction, dOut, 1e-2), 1e-4);
+      expect(Array.from(dTable.subarray(1 * dim, 3 * dim))).toEqual(new Array(2 * dim).fill(0));
+      expect(() => training.embedBackward(dTable, dOut, [vocab], dim)).toThrow(RangeError);
+    });
+
+    it("weightValues is a live view: writing it changes what the forward computes", () => {
+      const values = Float32Array.of(1, 2, 3, 4, 5, 6);
+      const matrix = forward.createMatrix(2, 3, "F32", encodeFloats("F32", values));
+      expect(Array.from(training.weightValues(matrix))).toEqual(Array.from(values));
+      training.weightValues(matrix)[4] = 50;
+      const out = new Float32Array(2);
+      forward.matmul(out, Float32Array.of(0, 1, 0), 1, matrix);
+      expect(Array.from(out)).toEqual([2, 50]);
+    });
+
     it("ropeBackward is the transpose of rope", () => {
       const rng = Rng.fromSeed(4);
       const [rows, heads, headDim] = [3, 2, 8];

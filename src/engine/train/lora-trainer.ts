@@ -1,135 +1,20 @@
 import type { LoraAdapter } from "../lora/adapter.js";
 import { adapterFiles, saveLoraAdapter } from "../lora/files.js";
 import type { Transformer } from "../model/transformer.js";
-import { AdamW, type AdamWState, clipGradNorm, OPTIMIZER_SETTINGS, type TrainingMode } from "./adamw.js";
-import { trainingKernelsFor } from "./kernels/select.js";
-import type { TrainingKernels } from "./kernels/types.js";
-import { rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
-import type { PackedRow } from "./packing.js";
-import { rlRowLoss, type RlLossOptions } from "./rl-loss.js";
-import { sftBatchLoss, sftLossInputs } from "./sft.js";
-import type { SftRow } from "./sft-tokenize.js";
-import type { RlStepMeasurements, SftStepMeasurements } from "./step-metrics.js";
-import { LoraGradients } from "./transformer/lora-gradients.js";
-import { plainSequence } from "./transformer/sequence.js";
-import type { TokenScores } from "./transformer/token-logprobs.js";
-import { TrainingModel, type TrainingModelOptions } from "./transformer/training-model.js";
+import { Trainer, type TrainerOptions } from "./trainer.js";
 
-export interface LoraTrainerOptions extends TrainingModelOptions {
-  /** Default: the training kernels that pair with the model's forward kernels. */
-  trainingKernels?: TrainingKernels;
-  /** Optimizer moments saved with a checkpoint (`exportOptimizerState`), to continue from. */
-  optimizerState?: AdamWState;
-}
-
-/** The loss settings of one RL step. */
-export interface RlStepLoss {
-  options: RlLossOptions;
-  /** `precalculate_logprobs`: this row's `logprobs(row)` from before the job's first step. */
-  precalculatedLogprobs?: Float64Array;
-  /** KL reference logprobs of this row (`logprobs(row, { adapter: reference })`); needed when klPenaltyCoef > 0. */
-  refLogprobs?: Float64Array;
-}
-
-export interface LogprobsOptions {
-  /** The weights to score with: this trainer's adapter (default), another adapter, or null for the base model. */
-  adapter?: LoraAdapter | null;
-}
+export type { LogprobsOptions, RlStepLoss } from "./trainer.js";
+export type LoraTrainerOptions = TrainerOptions;
 
 /**
- * Trains one LoRA adapter of a model, one optimizer step at a time, as the job runner drives it
- * (`spec/training.md` §5.5 and §7): an RL step per packed row, an SFT step per batch. Each step
- * runs forward and backward, clips the global gradient norm (0.1 RL, 1.0 SFT), and updates the
- * adapter in place with AdamW (moments reset when the mode switches). Synchronous and
- * self-contained: create and call it inside a worker thread.
+ * A `Trainer` of one LoRA adapter (the base weights frozen), with the adapter's PEFT files:
+ * what training jobs checkpoint and serve.
  */
-export class LoraTrainer {
-  private readonly model: TrainingModel;
-  private readonly optimizer: AdamW;
-  private readonly gradients: LoraGradients;
+export class LoraTrainer extends Trainer {
+  declare readonly adapter: LoraAdapter;
 
-  constructor(
-    readonly transformer: Transformer,
-    readonly adapter: LoraAdapter,
-    options: LoraTrainerOptions = {},
-  ) {
-    const { trainingKernels, optimizerState, ...modelOptions } = options;
-    const shapeKeys = ["numLayers", "hiddenSize", "intermediateSize", "numHeads", "numKvHeads", "headDim"] as const;
-    const mismatch = shapeKeys.find((key) => adapter.modelConfig[key] !== transformer.config[key]);
-    if (mismatch) throw new Error(`the adapter was made for a model with ${mismatch} ${adapter.modelConfig[mismatch]}, this one has ${transformer.config[mismatch]}`);
-    this.model = new TrainingModel(transformer, trainingKernels ?? trainingKernelsFor(transformer.kernels), modelOptions);
-    this.gradients = new LoraGradients(adapter);
-    this.optimizer = new AdamW(this.gradients.tensors.map((tensor) => tensor.length), OPTIMIZER_SETTINGS.rl, optimizerState);
-  }
-
-  /**
-   * ℓ of the row's trained tokens in prediction layout (`rlLossInputs`: index p scores token
-   * p + 1; NaN where nothing is trained). For `precalculate_logprobs` and KL reference logprobs.
-   */
-  logprobs(row: PackedRow, options: LogprobsOptions = {}): Float64Array {
-    return this.model.forward(row, this.scoringAdapter(options), rlLossInputs(row)).logprobs;
-  }
-
-  /** ℓ and entropy of every next token of one plain sequence: index p scores tokens[p + 1]. */
-  sequenceLogprobs(tokens: ArrayLike<number>, options: LogprobsOptions = {}): TokenScores {
-    const targets = new Int32Array(tokens.length);
-    const mask = new Uint8Array(tokens.length);
-    for (let p = 0; p + 1 < tokens.length; p++) [targets[p], mask[p]] = [tokens[p + 1]!, 1];
-    return this.model.forward(plainSequence(tokens), this.scoringAdapter(options), { targets, mask });
-  }
-
-  /** One RL optimizer step on one packed row at learning rate `learningRate` (already multiplied per §5.5–5.6). */
-  rlStep(row: PackedRow, loss: RlStepLoss, learningRate: number): RlStepMeasurements {
-    const started = performance.now();
-    let inputs = rlLossInputs(row);
-    if (loss.precalculatedLogprobs) inputs = withPrecalculatedLogprobs(inputs, loss.precalculatedLogprobs);
-    const scores = this.model.forward(row, this.adapter, inputs, true);
-    const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
-    this.gradients.zero();
-    // A row without trained tokens has a zero gradient: skip the backward, still take the step.
-    if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
-    const gradNorm = this.update("rl", learningRate);
-    return {
-      loss: result.loss,
-      entropy: result.entropy,
-      gradNorm,
-      learningRate,
-      klPolicyRef: result.klPolicyRef,
-      probsCorr: result.probsCorr,
-      numTrainableTokens: result.numTrainableTokens,
-      seconds: (performance.now() - started) / 1000,
-    };
-  }
-
-  /**
-   * One SFT optimizer step on a batch: the token-mean cross-entropy over all its trained tokens
-   * (`sftBatchLoss`), at the batch's learning rate. Rows run one at a time; their gradients add up.
-   */
-  sftStep(batch: { rows: readonly SftRow[]; learningRate: number }): SftStepMeasurements {
-    const started = performance.now();
-    const inputs = batch.rows.map(sftLossInputs);
-    const numTrainableTokens = inputs.reduce((sum, input) => sum + input.mask.reduce((count, bit) => count + bit, 0), 0);
-    this.gradients.zero();
-    const scored = batch.rows.map((row, i) => {
-      const { mask } = inputs[i]!;
-      const logprobs = this.model.forward(plainSequence(row.tokens), this.adapter, inputs[i]!, true).logprobs;
-      // dLoss/dℓ = −m / N does not depend on ℓ, so each row's backward runs right after its forward.
-      const gradient = new Float64Array(mask.length);
-      for (let p = 0; p < mask.length; p++) if (mask[p]) gradient[p] = -1 / numTrainableTokens;
-      if (numTrainableTokens > 0) this.model.backward(gradient, this.gradients);
-      return { mask, logprobs };
-    });
-    const { loss } = sftBatchLoss(scored);
-    const gradNorm = this.update("sft", batch.learningRate);
-    return {
-      loss,
-      learningRate: batch.learningRate,
-      gradNorm,
-      numTrajectories: batch.rows.length,
-      numTokens: batch.rows.reduce((sum, row) => sum + row.tokens.length, 0),
-      numTrainableTokens,
-      seconds: (performance.now() - started) / 1000,
-    };
+  constructor(transformer: Transformer, adapter: LoraAdapter, options: LoraTrainerOptions = {}) {
+    super(transformer, adapter, options);
   }
 
   /** Writes the adapter in PEFT layout (`adapter_config.json` + `adapter_model.safetensors`). */
@@ -140,22 +25,5 @@ export class LoraTrainer {
   /** The adapter's PEFT files in memory (file name → bytes), e.g. for a blob store. */
   adapterFiles(): Record<string, Uint8Array> {
     return adapterFiles(this.adapter);
-  }
-
-  /** The optimizer moments, to keep with a checkpoint and pass back as `optimizerState`. */
-  exportOptimizerState(): AdamWState {
-    return this.optimizer.exportState();
-  }
-
-  /** Clips the gradients, switches the optimizer to the mode if needed, steps; returns the norm before clipping. */
-  private update(mode: TrainingMode, learningRate: number): number {
-    const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm);
-    this.optimizer.beginJob(mode);
-    this.optimizer.step(this.adapter.parameters(), this.gradients.tensors, learningRate);
-    return gradNorm;
-  }
-
-  private scoringAdapter(options: LogprobsOptions): LoraAdapter | null {
-    return options.adapter === undefined ? this.adapter : options.adapter;
   }
 }

@@ -18,6 +18,22 @@ export interface TrainingKernels {
   linearBackward(dx: Float32Array, dy: Float32Array, rows: number, w: WeightMatrix, accumulate: boolean): void;
 
   /**
+   * The weight gradients of a linear layer y = x Wᵀ + b (full-parameter training), W [outDim × inDim]:
+   * dWeight[o, i] += Σ_r dy[r, o]·x[r, i] and, when given, dBias[o] += Σ_r dy[r, o], over r < rows.
+   * Always accumulates (a step's rows add up).
+   */
+  linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number): void;
+
+  /** Backward of `Kernels.embed`: dTable[ids[r], :] += dOut[r, :] for r < ids.length (rows of width `dim`). */
+  embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void;
+
+  /**
+   * The f32 values a weight matrix of the paired forward backend computes with, as a live view:
+   * full-parameter training updates them in place, and the next forward sees the change.
+   */
+  weightValues(w: WeightMatrix): Float32Array;
+
+  /**
    * c (+)= alpha · op(a)·op(b) on plain f32 matrices, c [m × n], op(a) [m × k], op(b) [k × n]; op
    * transposes when asked (a stored [k × m], b stored [n × k]). The LoRA factors' small products.
    */
@@ -25,9 +41,10 @@ export interface TrainingKernels {
 
   /**
    * Backward of `Kernels.rmsNorm` (out = x / rms(x) · weight) over `rows` vectors of size
-   * weight.length: dx (+)= ∂out/∂x ᵀ dy, recomputing rms from x.
+   * weight.length: dx (+)= ∂out/∂x ᵀ dy, recomputing rms from x. With `dWeight` (full-parameter
+   * training), the weight's gradient is added to it too: dWeight[i] += Σ_r dy[r, i]·x[r, i]·rms_r⁻¹.
    */
-  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean): void;
+  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean, dWeight?: Float32Array): void;
 
   /** Backward of `Kernels.rope`, in place on the gradient: each pair rotates back by its angle. */
   ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;

@@ -7,7 +7,7 @@ import type { LinearName } from "../../model/types.js";
 import type { LayerWeights, Linear } from "../../model/weights.js";
 import type { TrainingKernels } from "../kernels/types.js";
 import type { GradientBuffers, LayerActivations } from "./activations.js";
-import type { LoraGradients } from "./lora-gradients.js";
+import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import type { PackedAttention } from "./packed-attention.js";
 import type { AttentionSpan } from "./sequence.js";
 
@@ -27,8 +27,9 @@ export interface PassLayout {
  *   n = rms_norm(x); q, k, v = linear(n); q, k = rope(q/k norm(q, k)); a = attention(q, k, v)
  *   m = x + o_proj(a);  n' = rms_norm(m);  out = m + down(silu(gate(n'))·up(n'))
  *
- * The backward walks these steps in reverse. Base weights are frozen: linear layers pass the
- * gradient to their input (dY·W) and add the LoRA factors' gradients.
+ * The backward walks these steps in reverse. Linear layers pass the gradient to their input
+ * (dY·W); with LoRA gradients the base weights are frozen and the factors' gradients are added,
+ * with `ModelGradients` (full-parameter training) every weight, bias and norm weight gets its own.
  */
 export class DecoderLayerPass {
   private readonly queryWidth: number;
@@ -78,21 +79,24 @@ export class DecoderLayerPass {
   }
 
   /**
-   * dHidden holds dLoss/d(output) on entry and dLoss/d(input) on return; the adapter's factor
-   * gradients are added into `gradients`.
+   * dHidden holds dLoss/d(output) on entry and dLoss/d(input) on return; the parameter gradients
+   * (the adapter's factors, or the layer's weights) are added into `gradients`.
    */
-  backward(layer: number, weights: LayerWeights, pass: PassLayout, acts: LayerActivations, input: Float32Array, dHidden: Float32Array, grads: GradientBuffers, gradients: LoraGradients): void {
+  backward(layer: number, weights: LayerWeights, pass: PassLayout, acts: LayerActivations, input: Float32Array, dHidden: Float32Array, grads: GradientBuffers, gradients: ParameterGradients): void {
     const { training, config } = this;
     const { rows, positions } = pass;
     const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
     const eps = config.rmsNormEps;
+    // A norm weight's gradient, when the weights themselves train.
+    const full = gradients instanceof ModelGradients ? gradients : undefined;
+    const normGradient = (weight: Float32Array) => full?.of(weight);
 
     // MLP half: out = m + down(silu(g)·u).
     this.linearBackward(grads.activated, dHidden, acts.activated, weights.down, layer, "down_proj", pass, acts, grads, gradients, false);
     training.siluMulBackward(grads.gate, grads.up, grads.activated, acts.gate, acts.up, rows * config.intermediateSize);
     this.linearBackward(grads.normed, grads.gate, acts.normedMlp, weights.gate, layer, "gate_proj", pass, acts, grads, gradients, false);
     this.linearBackward(grads.normed, grads.up, acts.normedMlp, weights.up, layer, "up_proj", pass, acts, grads, gradients, true);
-    training.rmsNormBackward(dHidden, grads.normed, acts.hiddenMid, weights.postAttentionNorm, rows, eps, true);
+    training.rmsNormBackward(dHidden, grads.normed, acts.hiddenMid, weights.postAttentionNorm, rows, eps, true, normGradient(weights.postAttentionNorm));
 
     // Attention half: m = x + o_proj(attention(...)).
     this.linearBackward(grads.attended, dHidden, acts.attended, weights.o, layer, "o_proj", pass, acts, grads, gradients, false);
@@ -104,14 +108,14 @@ export class DecoderLayerPass {
     let dQueries = grads.queriesRoped;
     let dKeys = grads.keysRoped;
     if (weights.qNorm && weights.kNorm) {
-      training.rmsNormBackward(grads.queries, grads.queriesRoped, acts.queries, weights.qNorm, rows * heads, eps, false);
-      training.rmsNormBackward(grads.keys, grads.keysRoped, acts.keys, weights.kNorm, rows * kvHeads, eps, false);
+      training.rmsNormBackward(grads.queries, grads.queriesRoped, acts.queries, weights.qNorm, rows * heads, eps, false, normGradient(weights.qNorm));
+      training.rmsNormBackward(grads.keys, grads.keysRoped, acts.keys, weights.kNorm, rows * kvHeads, eps, false, normGradient(weights.kNorm));
       [dQueries, dKeys] = [grads.queries, grads.keys];
     }
     this.linearBackward(grads.normed, dQueries, acts.normedAttention, weights.q, layer, "q_proj", pass, acts, grads, gradients, false);
     this.linearBackward(grads.normed, dKeys, acts.normedAttention, weights.k, layer, "k_proj", pass, acts, grads, gradients, true);
     this.linearBackward(grads.normed, grads.values, acts.normedAttention, weights.v, layer, "v_proj", pass, acts, grads, gradients, true);
-    training.rmsNormBackward(dHidden, grads.normed, input, weights.inputNorm, rows, eps, true);
+    training.rmsNormBackward(dHidden, grads.normed, input, weights.inputNorm, rows, eps, true, normGradient(weights.inputNorm));
   }
 
   /** The base layer, then the adapter's delta through its projection t = x Aᵀ (kept for the backward). */
@@ -126,12 +130,17 @@ export class DecoderLayerPass {
 
   /**
    * dx (+)= dy·W + dy·(scale·B·A) and, for an adapted layer with t = x Aᵀ:
-   * dB += scale·dyᵀ t, dt = scale·dy B, dA += dtᵀ x.
+   * dB += scale·dyᵀ t, dt = scale·dy B, dA += dtᵀ x. Full-parameter: dW += dyᵀ x, db += Σ dy.
    */
-  private linearBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: PassLayout, acts: LayerActivations, grads: GradientBuffers, gradients: LoraGradients, accumulate: boolean): void {
+  private linearBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: PassLayout, acts: LayerActivations, grads: GradientBuffers, gradients: ParameterGradients, accumulate: boolean): void {
     const { training } = this;
     const rows = pass.rows;
     training.linearBackward(dx, dy, rows, linear.weight, accumulate);
+    if (gradients instanceof ModelGradients) {
+      const { rows: outDim, cols: inDim } = linear.weight;
+      training.linearWeightBackward(gradients.matrix(linear.weight), linear.bias && gradients.of(linear.bias), dy, x, rows, outDim, inDim);
+      return;
+    }
     const adapter = pass.adapter;
     const module = adapter?.module(layer, name);
     if (!adapter || !module) return;

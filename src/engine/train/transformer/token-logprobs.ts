@@ -2,6 +2,7 @@ import type { Kernels } from "../../kernels/types.js";
 import type { ModelWeights } from "../../model/weights.js";
 import { expNonPositive, maxOf } from "../../sampling/fast-math.js";
 import type { TrainingKernels } from "../kernels/types.js";
+import type { ModelGradients } from "./model-gradients.js";
 
 /** ℓ and H per position, prediction layout; NaN where not computed. */
 export interface TokenScores {
@@ -76,8 +77,9 @@ export class TokenScorer {
   /**
    * Adds dLoss/dh for the final hidden states of the scored positions into dHidden, from dLoss/dℓ
    * (prediction layout): dlogits = g·(onehot(target) − softmax), back through lm_head and the norm.
+   * With `weightGradients` (full-parameter training), lm_head's and the final norm's gradients too.
    */
-  backward(finalHidden: Float32Array, dLogprobs: Float64Array, dHidden: Float32Array): void {
+  backward(finalHidden: Float32Array, dLogprobs: Float64Array, dHidden: Float32Array, weightGradients?: ModelGradients): void {
     const { hidden, vocab } = this;
     // Keep only the scored positions that carry a gradient.
     let kept = 0;
@@ -100,7 +102,8 @@ export class TokenScorer {
         logits[offset + this.targets[first + c]!] += g;
       }
       this.training.linearBackward(this.dNormed, logits, count, this.weights.lmHead, false);
-      this.training.rmsNormBackward(this.dGathered, this.dNormed, this.gathered, this.weights.finalNorm, count, this.eps, false);
+      if (weightGradients) this.training.linearWeightBackward(weightGradients.matrix(this.weights.lmHead), undefined, logits, this.normed, count, vocab, hidden);
+      this.training.rmsNormBackward(this.dGathered, this.dNormed, this.gathered, this.weights.finalNorm, count, this.eps, false, weightGradients?.of(this.weights.finalNorm));
       for (let c = 0; c < count; c++) {
         const to = this.positions[first + c]! * hidden;
         const from = c * hidden;

@@ -4,7 +4,7 @@ import type { Transformer } from "../../model/transformer.js";
 import type { TrainingKernels } from "../kernels/types.js";
 import { type ActivationSizes, GradientBuffers, LayerActivations } from "./activations.js";
 import { DecoderLayerPass, type PassLayout } from "./decoder-layer.js";
-import type { LoraGradients } from "./lora-gradients.js";
+import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import { PackedAttention } from "./packed-attention.js";
 import { attentionSpans, type TrainingSequence } from "./sequence.js";
 import { TokenScorer, type TokenScores } from "./token-logprobs.js";
@@ -27,7 +27,8 @@ export interface ScoreRequest {
 
 /**
  * The trainer's view of a `Transformer`: a forward over one (packed) sequence that keeps what the
- * backward needs, and the backward from dLoss/dℓ to the gradients of a LoRA adapter's factors.
+ * backward needs, and the backward from dLoss/dℓ to the gradients of a LoRA adapter's factors
+ * (`LoraGradients`) or of every weight of the model (`ModelGradients`, full-parameter training).
  * It runs the model's own forward kernels, so its ℓ equal the logprobs inference computes. Not
  * reentrant: one pass at a time (one per worker thread).
  */
@@ -42,7 +43,7 @@ export class TrainingModel {
   /** Layer l's input at [l·rows·hidden, (l+1)·rows·hidden); the final hidden state last. */
   private layerInputs = new Float32Array(0);
   private dHidden = new Float32Array(0);
-  private last: { pass: PassLayout; keptAll: boolean; backwardReady: boolean } | null = null;
+  private last: { pass: PassLayout; tokens: Int32Array; keptAll: boolean; backwardReady: boolean } | null = null;
 
   constructor(
     readonly transformer: Transformer,
@@ -89,20 +90,28 @@ export class TrainingModel {
     }
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
-    this.last = { pass, keptAll: keepAll, backwardReady: forBackward };
+    this.last = { pass, tokens: sequence.tokens.subarray(0, rows), keptAll: keepAll, backwardReady: forBackward };
     return scores;
   }
 
   /**
-   * Adds dLoss/d(A, B) of the adapter the last `forward(…, true)` ran with into `gradients`, from
-   * dLoss/dℓ in the same prediction layout.
+   * Adds the gradients of the last `forward(…, true)` into `gradients`, from dLoss/dℓ in the same
+   * prediction layout: dLoss/d(A, B) of the adapter it ran with (`LoraGradients`), or, after a
+   * forward without adapter, dLoss/dθ of every weight of the model (`ModelGradients`).
    */
-  backward(dLogprobs: Float64Array, gradients: LoraGradients): void {
+  backward(dLogprobs: Float64Array, gradients: ParameterGradients): void {
     const last = this.last;
     if (!last?.backwardReady) throw new Error("backward needs a forward(…, forBackward = true) first");
     last.backwardReady = false;
     const { pass } = last;
-    if (!pass.adapter || gradients.adapter !== pass.adapter) throw new Error("backward computes gradients for the adapter the forward ran with");
+    let full: ModelGradients | undefined;
+    if (gradients instanceof ModelGradients) {
+      if (pass.adapter) throw new Error("full-parameter gradients need a forward without adapter");
+      if (gradients.transformer !== this.transformer) throw new Error("these gradients belong to another model");
+      full = gradients;
+    } else if (!pass.adapter || gradients.adapter !== pass.adapter) {
+      throw new Error("backward computes gradients for the adapter the forward ran with");
+    }
     const { config, weights } = this.transformer;
     const { rows } = pass;
     const width = rows * config.hiddenSize;
@@ -110,15 +119,18 @@ export class TrainingModel {
     if (this.dHidden.length < width) this.dHidden = new Float32Array(width);
     const dHidden = this.dHidden.subarray(0, width);
     dHidden.fill(0);
-    this.scorer.backward(inputOf(config.numLayers), dLogprobs, dHidden);
-    this.gradientBuffers.ensure(rows, pass.adapter.rank);
+    this.scorer.backward(inputOf(config.numLayers), dLogprobs, dHidden, full);
+    const rank = pass.adapter?.rank ?? 0;
+    this.gradientBuffers.ensure(rows, rank);
     for (let layer = config.numLayers - 1; layer >= 0; layer--) {
       const layerWeights = weights.layers[layer]!;
-      const acts = this.activations(last.keptAll ? layer : 0, rows, pass.adapter.rank);
+      const acts = this.activations(last.keptAll ? layer : 0, rows, rank);
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
       if (!last.keptAll) this.layerPass.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
       this.layerPass.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
     }
+    // dHidden is now dLoss/d(embedding rows).
+    if (full) this.training.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);
   }
 
   private activations(index: number, rows: number, rank: number): LayerActivations {

@@ -1,5 +1,8 @@
-/** Backward of `rmsNorm`: dx_i (+)= r·w_i·dy_i − x_i·r³/D · Σ_j dy_j·w_j·x_j with r = 1/√(mean(x²) + eps). */
-export function rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean): void {
+/**
+ * Backward of `rmsNorm`: dx_i (+)= r·w_i·dy_i − x_i·r³/D · Σ_j dy_j·w_j·x_j with r = 1/√(mean(x²) + eps),
+ * and, with `dWeight`, dw_i += Σ_rows dy_i·x_i·r (summed per row in doubles, then added).
+ */
+export function rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean, dWeight?: Float32Array): void {
   const dim = weight.length;
   for (let r = 0; r < rows; r++) {
     const offset = r * dim;
@@ -12,11 +15,24 @@ export function rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Ar
     }
     const inverse = 1 / Math.sqrt(squares / dim + eps);
     const correction = (inverse * inverse * inverse * dot) / dim;
+    if (dWeight) for (let i = 0; i < dim; i++) dWeight[i] += dy[offset + i]! * x[offset + i]! * inverse;
     for (let i = 0; i < dim; i++) {
       const gradient = inverse * weight[i]! * dy[offset + i]! - x[offset + i]! * correction;
       if (accumulate) dx[offset + i] += gradient;
       else dx[offset + i] = gradient;
     }
+  }
+}
+
+/** Backward of `embed`: each row's gradient is added to its token's row of the table. */
+export function embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void {
+  const vocab = dTable.length / dim;
+  for (let r = 0; r < ids.length; r++) {
+    const id = ids[r]!;
+    if (!(id >= 0 && id < vocab)) throw new RangeError(`embedBackward: token id ${id} is outside the table (${vocab} rows)`);
+    const to = id * dim;
+    const from = r * dim;
+    for (let i = 0; i < dim; i++) dTable[to + i] += dOut[from + i]!;
   }
 }
 

@@ -2,25 +2,42 @@ import type { AttentionShape, WeightMatrix } from "../../../kernels/types.js";
 import { asF32Matrix } from "../../../kernels/ts/matrix.js";
 import type { GemmOptions, TrainingKernels } from "../types.js";
 import { attentionBackward, attentionBackwardScratchSize } from "./attention.js";
-import { rmsNormBackward, ropeBackward, siluMulBackward } from "./elementwise.js";
-import { gemm, linearBackward } from "./linear.js";
+import { embedBackward, rmsNormBackward, ropeBackward, siluMulBackward } from "./elementwise.js";
+import { gemm, linearBackward, linearWeightBackward } from "./linear.js";
 
 /** The TypeScript training kernels, paired with the TS forward kernels: single-threaded, f64 sums. */
 export class TsTrainingKernels implements TrainingKernels {
   readonly name = "ts";
   private scratch = new Float64Array(1024);
+  /** Transposed copies of dy and x for `linearWeightBackward`. */
+  private transposed = new Float32Array(0);
 
   linearBackward(dx: Float32Array, dy: Float32Array, rows: number, w: WeightMatrix, accumulate: boolean): void {
     const matrix = asF32Matrix(w);
     linearBackward(dx, dy, rows, matrix, accumulate, this.ensureScratch(4 * matrix.cols));
   }
 
+  linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number): void {
+    if (this.transposed.length < rows * (outDim + inDim)) this.transposed = new Float32Array(Math.max(rows * (outDim + inDim), 2 * this.transposed.length));
+    const dyT = this.transposed.subarray(0, rows * outDim);
+    const xT = this.transposed.subarray(rows * outDim, rows * (outDim + inDim));
+    linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim, dyT, xT);
+  }
+
+  embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void {
+    embedBackward(dTable, dOut, ids, dim);
+  }
+
+  weightValues(w: WeightMatrix): Float32Array {
+    return asF32Matrix(w).data;
+  }
+
   gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
     gemm(c, a, b, m, n, k, options, this.ensureScratch(m * n));
   }
 
-  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean): void {
-    rmsNormBackward(dx, dy, x, weight, rows, eps, accumulate);
+  rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean, dWeight?: Float32Array): void {
+    rmsNormBackward(dx, dy, x, weight, rows, eps, accumulate, dWeight);
   }
 
   ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void {

@@ -59,6 +59,93 @@ export function linearBackward(dx: Float32Array, dy: Float32Array, rows: number,
 }
 
 /**
+ * dW += dyᵀ·x (and dBias += Σ_r dy) for W [outDim × inDim]. dy and x are first transposed into
+ * `dyT` [outDim × rows] and `xT` [inDim × rows] (scratch), so each dW entry is a dot product of two
+ * contiguous runs; tiles of two outputs × four inputs keep eight sums in registers (doubles), as
+ * the forward matmul does, and each sum is added to dW once.
+ */
+export function linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number, dyT: Float32Array, xT: Float32Array): void {
+  if (dWeight.length < outDim * inDim) throw new RangeError(`linearWeightBackward: dWeight holds ${dWeight.length} values, needs ${outDim}×${inDim}`);
+  if (dy.length < rows * outDim || x.length < rows * inDim) throw new RangeError(`linearWeightBackward: dy or x holds fewer than ${rows} rows`);
+  transpose(dyT, dy, rows, outDim);
+  transpose(xT, x, rows, inDim);
+  let o = 0;
+  for (; o + 2 <= outDim; o += 2) {
+    const ga = o * rows;
+    const gb = ga + rows;
+    let i = 0;
+    for (; i + 4 <= inDim; i += 4) {
+      const x0 = i * rows;
+      const x1 = x0 + rows;
+      const x2 = x1 + rows;
+      const x3 = x2 + rows;
+      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+      for (let r = 0; r < rows; r++) {
+        const ya = dyT[ga + r]!;
+        const yb = dyT[gb + r]!;
+        const v0 = xT[x0 + r]!;
+        const v1 = xT[x1 + r]!;
+        const v2 = xT[x2 + r]!;
+        const v3 = xT[x3 + r]!;
+        a0 += ya * v0;
+        a1 += ya * v1;
+        a2 += ya * v2;
+        a3 += ya * v3;
+        b0 += yb * v0;
+        b1 += yb * v1;
+        b2 += yb * v2;
+        b3 += yb * v3;
+      }
+      const wa = o * inDim + i;
+      const wb = wa + inDim;
+      dWeight[wa] += a0;
+      dWeight[wa + 1] += a1;
+      dWeight[wa + 2] += a2;
+      dWeight[wa + 3] += a3;
+      dWeight[wb] += b0;
+      dWeight[wb + 1] += b1;
+      dWeight[wb + 2] += b2;
+      dWeight[wb + 3] += b3;
+    }
+    for (; i < inDim; i++) {
+      const xi = i * rows;
+      let a = 0;
+      let b = 0;
+      for (let r = 0; r < rows; r++) {
+        a += dyT[ga + r]! * xT[xi + r]!;
+        b += dyT[gb + r]! * xT[xi + r]!;
+      }
+      dWeight[o * inDim + i] += a;
+      dWeight[(o + 1) * inDim + i] += b;
+    }
+  }
+  for (; o < outDim; o++) {
+    const g = o * rows;
+    for (let i = 0; i < inDim; i++) {
+      const xi = i * rows;
+      let sum = 0;
+      for (let r = 0; r < rows; r++) sum += dyT[g + r]! * xT[xi + r]!;
+      dWeight[o * inDim + i] += sum;
+    }
+  }
+  if (!dBias) return;
+  for (let k = 0; k < outDim; k++) {
+    const g = k * rows;
+    let sum = 0;
+    for (let r = 0; r < rows; r++) sum += dyT[g + r]!;
+    dBias[k] += sum;
+  }
+}
+
+/** out [cols × rows] = in [rows × cols]ᵀ. */
+function transpose(out: Float32Array, input: Float32Array, rows: number, cols: number): void {
+  for (let r = 0; r < rows; r++) {
+    const from = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = input[from + c]!;
+  }
+}
+
+/**
  * c (+)= alpha · op(a)·op(b) (see `TrainingKernels.gemm`), summed in doubles (`scratch`, at least
  * m·n entries). Loop orders keep the innermost loop on contiguous memory for every transpose case.
  */

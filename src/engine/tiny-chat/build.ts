@@ -1,0 +1,143 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { renderChatTemplate } from "../chat-template.js";
+import { encodeFloats, type FloatDType } from "../checkpoint/dtype.js";
+import { TsKernels } from "../kernels/ts/index.js";
+import { loadModel, loadModelFiles, type ModelFiles } from "../model/load.js";
+import type { ChatTemplateDeps } from "../train/chat-render.js";
+import { DataParallelTrainer } from "../train/parallel/data-parallel-trainer.js";
+import type { NamedParameter } from "../train/transformer/model-gradients.js";
+import { generateExamples } from "./dataset.js";
+import { accuracyByTask, evaluateExamples, type TaskAccuracy } from "./evaluate.js";
+import { TASK_NAMES, type TaskName, type TinyChatExample } from "./examples.js";
+import { initialTensors, type TinyChatShape, tinyChatConfig, writeModelDir } from "./model-init.js";
+import { tinyChatTokenizerFiles } from "./tokenizer.js";
+import { runTraining, type TrainSchedule } from "./train-loop.js";
+import { tokenizeExamples, type TrainingRow } from "./training-data.js";
+
+export interface BuildOptions {
+  outDir: string;
+  seed: number;
+  shape: TinyChatShape;
+  bpeVocabSize: number;
+  schedule: TrainSchedule;
+  /** Held-out examples evaluated per task (and a fifth of that for the untrained baseline). */
+  evalExamplesPerTask: number;
+  dtype: "f32" | "f16" | "bf16";
+  /** Training threads (data-parallel replicas). */
+  threads: number;
+  log: (line: string) => void;
+}
+
+export interface BuildReport {
+  seed: number;
+  parameters: number;
+  trainExamples: number;
+  trainTokens: number;
+  trainSeconds: number;
+  /** CPU time of training, all threads: what it costs on an idle machine, whatever else shares this one. */
+  trainCpuSeconds: number;
+  finalLoss: number;
+  heldOut: Partial<Record<TaskName, TaskAccuracy>>;
+  untrainedBaseline: Partial<Record<TaskName, TaskAccuracy>>;
+}
+
+const SAFETENSORS_DTYPE: Record<BuildOptions["dtype"], FloatDType> = { f32: "F32", f16: "F16", bf16: "BF16" };
+const TORCH_DTYPE: Record<BuildOptions["dtype"], string> = { f32: "float32", f16: "float16", bf16: "bfloat16" };
+
+/** The chat-template plumbing the SFT tokenizer needs, from a model's files. */
+export function templateDeps(model: ModelFiles): ChatTemplateDeps {
+  const template = model.chatTemplates.default!;
+  return {
+    tokenizer: model.tokenizer,
+    chatTemplate: template,
+    render: (messages, tools, options) =>
+      renderChatTemplate(template, {
+        messages: messages as Record<string, unknown>[],
+        tools,
+        addGenerationPrompt: options.addGenerationPrompt,
+        continueFinalMessage: options.continueFinalMessage,
+        kwargs: options.templateKwargs,
+        specialTokens: model.templateSpecialTokens,
+      }),
+  };
+}
+
+/** `count` held-out examples of each task, from the held-out stream of the seed. */
+export function heldOutExamples(seed: number, count: number): TinyChatExample[] {
+  return TASK_NAMES.flatMap((task) => generateExamples({ seed, count, split: "heldout", tasks: [task] }));
+}
+
+/**
+ * Builds flywheel/tiny-chat from a seed: generates the synthetic training set, trains the
+ * tokenizer on it, initialises a qwen2 model, trains every weight with the project's trainer,
+ * writes the checkpoint in Hugging Face layout (`outDir`), and measures held-out accuracy per task
+ * through the engine, greedy, for the trained model and for its untrained initialisation.
+ */
+export async function buildTinyChat(options: BuildOptions): Promise<BuildReport> {
+  const { seed, shape, schedule, log } = options;
+  const examples = generateExamples({ seed, count: schedule.steps * schedule.examplesPerStep, split: "train" });
+  log(`generated ${examples.length} training examples (seed ${seed})`);
+  const tokenizer = tinyChatTokenizerFiles(examples.slice(0, 8000), options.bpeVocabSize, shape.maxPositionEmbeddings);
+  const config = tinyChatConfig(shape, tokenizer);
+  log(`trained the tokenizer: ${tokenizer.size} tokens (vocab_size ${config.vocab_size})`);
+
+  const initialDir = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-tiny-chat-init-"));
+  try {
+    writeModelDir(initialDir, { config, tokenizer, tensors: initialTensors(shape, config.vocab_size as number, seed) });
+    const baselineCount = Math.max(1, Math.floor(options.evalExamplesPerTask / 5));
+    const untrainedBaseline = accuracyByTask(await evaluateExamples(loadModel(initialDir, { kernels: new TsKernels() }), heldOutExamples(seed, baselineCount), { maxTokens: 48 }));
+    log(`untrained baseline: ${formatAccuracy(untrainedBaseline)}`);
+
+    const rows = tokenizeExamples(examples, templateDeps(loadModelFiles(initialDir)));
+    const trained = await trainWeights(initialDir, rows, options);
+
+    const dtype = SAFETENSORS_DTYPE[options.dtype];
+    const tensors = trained.parameters.map(({ name, shape: dims, values }) => ({ name, dtype, shape: dims, data: encodeFloats(dtype, values) }));
+    fs.rmSync(options.outDir, { recursive: true, force: true });
+    writeModelDir(options.outDir, { config: { ...config, torch_dtype: TORCH_DTYPE[options.dtype] }, tokenizer, tensors });
+    log(`wrote ${options.outDir}`);
+
+    // The checkpoint as written (16-bit weights), not the f32 weights of training.
+    const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels: new TsKernels() }), heldOutExamples(seed, options.evalExamplesPerTask)));
+    log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
+    const parameterCount = trained.parameters.reduce((sum, { values }) => sum + values.length, 0);
+    return { seed, parameters: parameterCount, trainExamples: examples.length, trainTokens: trained.tokens, trainSeconds: trained.seconds, trainCpuSeconds: trained.cpuSeconds, finalLoss: trained.finalLoss, heldOut, untrainedBaseline };
+  } finally {
+    fs.rmSync(initialDir, { recursive: true, force: true });
+  }
+}
+
+/** Trains the weights of the checkpoint in `dir` on the rows; returns them with what training took. */
+async function trainWeights(dir: string, rows: TrainingRow[], options: BuildOptions): Promise<{ parameters: NamedParameter[]; tokens: number; seconds: number; cpuSeconds: number; finalLoss: number }> {
+  const { schedule, log } = options;
+  const trainer = await DataParallelTrainer.start(dir, options.threads);
+  try {
+    log(`training ${(trainer.parameterCount / 1e6).toFixed(2)}M parameters on ${options.threads} thread(s): ${schedule.steps} steps of ${schedule.examplesPerStep} examples`);
+    let [tokens, finalLoss] = [0, 0];
+    const started = performance.now();
+    // The process's CPU time covers the replica threads too.
+    const cpuStarted = process.cpuUsage();
+    await runTraining(trainer, rows, schedule, (step) => {
+      tokens += step.tokens;
+      finalLoss = step.loss;
+      if (step.step % 10 === 0 || step.step === schedule.steps - 1) {
+        const seconds = (performance.now() - started) / 1000;
+        const cpu = process.cpuUsage(cpuStarted);
+        const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+        log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)`);
+      }
+    });
+    const cpu = process.cpuUsage(cpuStarted);
+    return { parameters: await trainer.parameters(), tokens, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, finalLoss };
+  } finally {
+    await trainer.close();
+  }
+}
+
+export function formatAccuracy(byTask: Partial<Record<TaskName, TaskAccuracy>>): string {
+  return Object.entries(byTask)
+    .map(([task, { correct, total }]) => `${task} ${correct}/${total}`)
+    .join(", ");
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { tinyModel } from "../../testing/models.js";
+import { TsKernels } from "../kernels/ts/index.js";
+import { loadModel } from "../model/load.js";
+import { packSftRows } from "./sft-packing.js";
+import { IGNORE, type SftRow } from "./sft-tokenize.js";
+import { Trainer } from "./trainer.js";
+
+/** A fresh copy of the qwen2 fixture's weights (full-parameter training changes them). */
+const freshModel = () => loadModel(tinyModel("qwen2").dir, { kernels: new TsKernels() });
+
+/** Rows sharing a 5-token prefix, trained on their last tokens. */
+function rowsWithPrefix(): SftRow[] {
+  const prefix = [12, 300, 45, 99, 7];
+  return [[560, 201, 18, 64, 500], [33, 70, 81], [560, 9, 2, 250, 251, 252]].map((rest) => {
+    const tokens = Int32Array.from([...prefix, ...rest]);
+    const labels = tokens.map((token, p) => (p >= prefix.length + 1 ? token : IGNORE));
+    return { tokens, labels, numTrainableTokens: rest.length - 1 };
+  });
+}
+
+describe("Trainer in full-parameter mode", () => {
+  it("trains every weight: the loss falls and inference sees the new weights", () => {
+    const model = freshModel();
+    const trainer = new Trainer(model.transformer, "full");
+    expect(trainer.adapter).toBeNull();
+    expect(trainer.parameterCount).toBeGreaterThan(model.config.vocabSize * model.config.hiddenSize);
+    const rows = rowsWithPrefix();
+    const before = model.transformer.logitsOf(rows[0]!.tokens).slice();
+    const losses: number[] = [];
+    for (let step = 0; step < 12; step++) losses.push(trainer.sftStep({ rows, learningRate: 3e-3 }).loss);
+    expect(losses[11]!).toBeLessThan(losses[0]! / 3);
+    const after = model.transformer.logitsOf(rows[0]!.tokens);
+    expect(after.some((value, i) => value !== before[i])).toBe(true);
+    // The trainer's ℓ after the steps are what the inference forward computes.
+    const scores = trainer.sequenceLogprobs(rows[0]!.tokens);
+    const vocab = model.config.vocabSize;
+    for (let p = 0; p + 1 < rows[0]!.tokens.length; p++) {
+      const row = after.subarray(p * vocab, (p + 1) * vocab);
+      const max = Math.max(...row);
+      const normalizer = max + Math.log(row.reduce((sum, value) => sum + Math.exp(value - max), 0));
+      expect(scores.logprobs[p]).toBeCloseTo(row[rows[0]!.tokens[p + 1]!]! - normalizer, 4);
+    }
+  });
+
+  it("takes the same step from rows packed after their shared prefix as from the rows apart", () => {
+    const rows = rowsWithPrefix();
+    const [packedModel, plainModel] = [freshModel(), freshModel()];
+    const packed = new Trainer(packedModel.transformer, "full").sftSequencesStep({ sequences: [packSftRows(rows, 5)], learningRate: 1e-3 });
+    const plain = new Trainer(plainModel.transformer, "full").sftStep({ rows, learningRate: 1e-3 });
+    expect(packed.numTrainableTokens).toBe(plain.numTrainableTokens);
+    expect(packed.numTokens).toBe(5 + 5 + 3 + 6);
+    expect(packed.loss).toBeCloseTo(plain.loss, 5);
+    expect(packed.gradNorm).toBeCloseTo(plain.gradNorm, 4);
+    const next = Int32Array.from([12, 300, 45, 99, 7, 33, 70]);
+    const [a, b] = [packedModel.transformer.logitsOf(next), plainModel.transformer.logitsOf(next)];
+    a.forEach((value, i) => expect(value).toBeCloseTo(b[i]!, 4));
+  });
+});
+
+describe("packSftRows", () => {
+  it("lays out the prefix once and each row after it at its own positions", () => {
+    const rows = rowsWithPrefix();
+    const { sequence, targets, mask } = packSftRows(rows, 5);
+    expect(sequence.length).toBe(19);
+    expect([...sequence.inputPos]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 5, 6, 7, 5, 6, 7, 8, 9, 10]);
+    expect([...sequence.groupIds]).toEqual([0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 3]);
+    expect([...sequence.parentIds]).toEqual(new Array(19).fill(0));
+    // Row 1 (33, 70, 81) trains 70 and 81: predicted at its positions of 33 and 70.
+    expect([...mask.subarray(10, 13)]).toEqual([1, 1, 0]);
+    expect([...targets.subarray(10, 12)]).toEqual([70, 81]);
+    expect(mask.reduce((sum, bit) => sum + bit, 0)).toBe(rows.reduce((sum, row) => sum + row.numTrainableTokens, 0));
+  });
+
+  it("refuses rows that do not share the prefix or train where packing cannot", () => {
+    const rows = rowsWithPrefix();
+    const lastOnly = rows.map((row) => ({ ...row, labels: row.labels.map((label, p) => (p === row.tokens.length - 1 ? label : IGNORE)) }));
+    expect(() => packSftRows(lastOnly, 6)).toThrow(/row 1 does not start with the shared 6-token prefix/);
+    const trainsFirst = { ...rows[0]!, labels: rows[0]!.tokens.slice() };
+    expect(() => packSftRows([trainsFirst], 5)).toThrow(/inside the shared prefix/);
+    const labels = rows[0]!.labels.slice();
+    labels[5] = rows[0]!.tokens[5]!;
+    expect(() => packSftRows([{ ...rows[0]!, labels }], 5)).toThrow(/first token after the shared prefix/);
+    expect(() => packSftRows([], 0)).toThrow(/at least one row/);
+  });
+});
