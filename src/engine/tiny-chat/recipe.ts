@@ -18,7 +18,7 @@ export const TINY_CHAT_RECIPE: TinyChatRecipe = {
   seed: 1,
   shape: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384, maxPositionEmbeddings: 1024 },
   bpeVocabSize: 1000,
-  schedule: { steps: 480, examplesPerStep: 32, peakLearningRate: 3e-3, warmupSteps: 20, finalLearningRateFraction: 0.1, maxSequenceTokens: 512 },
+  schedule: { steps: 2400, examplesPerStep: 16, peakLearningRate: 4e-3, warmupSteps: 60, finalLearningRateFraction: 0.1, maxSequenceTokens: 512 },
   dtype: "f16",
   threads: 2,
   evalExamplesPerTask: 100,
