@@ -9,9 +9,14 @@ import { accuracyByTask, evaluateExamples } from "./evaluate.js";
 import { TASK_NAMES } from "./examples.js";
 import { TINY_CHAT_RECIPE } from "./recipe.js";
 
-/** Held-out examples per task in the sample, and how many of all of them must be right. */
+/** Held-out examples per task in the sample. */
 const SAMPLE_PER_TASK = 40;
-const MIN_CORRECT = 5;
+/**
+ * Floors per task, well under what the committed model scores on this sample (conversation 40/40,
+ * json 21, tool_call 17, tool_answer 4, arithmetic 0 of 40) so a rebuild on another machine's
+ * rounding passes, and far above chance (zero).
+ */
+const MIN_ACCURACY = { conversation: 0.75, json: 0.3, tool_call: 0.25 };
 
 const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));
 
@@ -40,9 +45,7 @@ describe("the committed flywheel/tiny-chat", () => {
     // Chance is zero: the checkers want the exact number, call, object or fact, and the untrained
     // initialisation gets none of them (eval.json's untrainedBaseline). The bar is what this small
     // model actually learned (see its README), not what a useful assistant needs.
-    const correct = results.filter((result) => result.correct).length;
-    expect(correct, JSON.stringify(byTask)).toBeGreaterThanOrEqual(MIN_CORRECT);
-    expect(byTask.conversation!.accuracy, JSON.stringify(byTask)).toBeGreaterThanOrEqual(0.1);
+    for (const [task, floor] of Object.entries(MIN_ACCURACY)) expect(byTask[task as keyof typeof byTask]!.accuracy, JSON.stringify(byTask)).toBeGreaterThanOrEqual(floor);
     expect(Object.keys(byTask).sort()).toEqual([...TASK_NAMES].sort());
   });
 });

@@ -83,7 +83,7 @@ function weakTasksNote(report: BuildReport): string {
   return `
 Below 50% on ${weak.join(", ")}: at this size and step count (what the build's time budget on the
 TypeScript training kernels allows) the model writes each task's format — a number, a Hermes tool
-call, a JSON object, a reply sentence — but mostly not yet the values that must be copied from the
+call, a JSON object, a reply sentence — but often not the values that must be copied from the
 prompt or computed. Structured outputs and \`tool_choice\` \`required\` still parse, since the
 engine constrains them to the schema.
 `;
