@@ -8,8 +8,9 @@
  *
  * The task: short addition questions, reward 1 when the reply's first number is the sum (less for
  * a close number, see `reward`). Every step asks the same questions with the same seeds, so the reward changes only because the model
- * does. Settings (besides those in examples/shared.ts): RL_STEPS (6), RL_GROUPS (questions per
- * step, 8), RL_GROUP_SIZE (rollouts per question, 8), RL_LEARNING_RATE (0.01).
+ * does. Settings (besides those in examples/shared.ts): RL_STEPS (12), RL_GROUPS (questions per
+ * step, 8), RL_GROUP_SIZE (rollouts per question, 8), RL_LEARNING_RATE (0.001; higher rates make
+ * flywheel/tiny-chat's LoRA overshoot and its replies collapse).
  *
  * The requests are the ones ART sends (`spec/training.md` §3): the preview training API under
  * `/v1/preview/...`, and chat completions on the model's inference name. Here they go through the
@@ -40,7 +41,7 @@ export interface RlSettings {
 }
 
 export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<RlSettings> = {}): RlSettings {
-  const { steps = 6, groups = 8, groupSize = 8, learningRate = 0.01 } = defaults;
+  const { steps = 12, groups = 8, groupSize = 8, learningRate = 0.001 } = defaults;
   const number = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${env[name]}'`);
