@@ -94,7 +94,12 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
   }
 
-  void Finalize(Napi::Env env) override { Napi::MemoryManagement::AdjustExternalMemory(env, -external_); }
+  // Finalizers also run while a worker thread's environment is torn down, where the call can fail;
+  // the C API's status is ignored there, since a C++ exception out of a finalizer ends the process.
+  void Finalize(Napi::Env env) override {
+    int64_t unused = 0;
+    napi_adjust_external_memory(env, -external_, &unused);
+  }
 
   static const PackedMatrix& From(const Napi::CallbackInfo& info, size_t index) {
     const Napi::Value value = info[index];
