@@ -11,7 +11,7 @@ namespace {
 constexpr int kRowBlock = 256;
 // Panels handled together: the few-row tiles read up to this many side by side (independent sums
 // hide the FMA latency), and the row steps of one group reuse its panels from cache.
-constexpr int kPanelGroup = 4;
+constexpr int kPanelGroup = 8;
 // Aim for this many tasks per thread, so a thread slowed by other load is covered by the rest,
 // but give each task at least kMinTaskWork multiply-adds so claiming stays negligible.
 constexpr int kTasksPerThread = 32;

@@ -81,7 +81,7 @@ FLYWHEEL_AVX512 void direct(const float* x, size_t x_stride, int rows, const voi
                             int cols, float* out, size_t out_stride, int valid_last, const float* bias) {
   const uint8_t* p = static_cast<const uint8_t*>(panel);
   switch (rows) {
-    case 1: return run<1, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 1: return run<1, 8, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
     case 2: return run<2, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
     case 3: return run<3, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
     case 4: return run<4, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
