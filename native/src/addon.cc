@@ -89,16 +89,7 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
                            std::to_string(expected) + " bytes, got " + std::to_string(bytes.ByteLength()));
     }
     matrix_ = std::make_unique<PackedMatrix>(rows, cols, dtype, bytes.Data());
-    external_ = static_cast<int64_t>(matrix_->byte_size());
-    Napi::MemoryManagement::AdjustExternalMemory(env, external_);
     info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
-  }
-
-  // Finalizers also run while a worker thread's environment is torn down, where the call can fail;
-  // the C API's status is ignored there, since a C++ exception out of a finalizer ends the process.
-  void Finalize(Napi::Env env) override {
-    int64_t unused = 0;
-    napi_adjust_external_memory(env, -external_, &unused);
   }
 
   static const PackedMatrix& From(const Napi::CallbackInfo& info, size_t index) {
@@ -113,8 +104,10 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   Napi::Value Dtype(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), dtype_name(matrix_->dtype())); }
   Napi::Value Bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(matrix_->byte_size())); }
 
+  // No Finalize override and no external-memory accounting: node-addon-api opens a HandleScope to
+  // run an override, which throws while a worker thread's environment is torn down, and a C++
+  // exception out of a finalizer ends the process. The matrix is freed by the destructor.
   std::unique_ptr<PackedMatrix> matrix_;
-  int64_t external_ = 0;
 };
 
 class Context : public Napi::ObjectWrap<Context> {
