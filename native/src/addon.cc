@@ -66,6 +66,22 @@ DType dtype_arg(const Napi::CallbackInfo& info, size_t index) {
   throw_type(info.Env(), "dtype must be F32, F16 or BF16");
 }
 
+// Runs a method's body and turns a thrown Napi::Error into a JavaScript exception. While a worker
+// thread is being terminated even that fails, and node-addon-api would let the second C++
+// exception escape its callback, which ends the whole process; no JavaScript runs in that thread
+// any more, so the failure is dropped there.
+template <typename Body>
+void guarded(Body body) {
+  try {
+    body();
+  } catch (const Napi::Error& error) {
+    try {
+      error.ThrowAsJavaScriptException();
+    } catch (...) {
+    }
+  }
+}
+
 }  // namespace
 
 class Matrix : public Napi::ObjectWrap<Matrix> {
@@ -149,95 +165,109 @@ class Context : public Napi::ObjectWrap<Context> {
 
   // matmul(out, x, rows, matrix, bias?)
   void Matmul(const Napi::CallbackInfo& info) {
-    const int rows = int_arg(info, 2, "rows", 0);
-    const PackedMatrix& w = Matrix::From(info, 3);
-    auto x = f32_arg(info, 1, "input", static_cast<size_t>(rows) * w.cols(), "matmul");
-    auto out = f32_arg(info, 0, "output", static_cast<size_t>(rows) * w.rows(), "matmul");
-    const float* bias = nullptr;
-    if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
-    if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias);
+    guarded([&] {
+      const int rows = int_arg(info, 2, "rows", 0);
+      const PackedMatrix& w = Matrix::From(info, 3);
+      auto x = f32_arg(info, 1, "input", static_cast<size_t>(rows) * w.cols(), "matmul");
+      auto out = f32_arg(info, 0, "output", static_cast<size_t>(rows) * w.rows(), "matmul");
+      const float* bias = nullptr;
+      if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
+      if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias);
+    });
   }
 
   // embed(out, matrix, ids)
   void Embed(const Napi::CallbackInfo& info) {
-    const PackedMatrix& table = Matrix::From(info, 1);
-    auto ids = typed_arg<int32_t, napi_int32_array>(info, 2, "ids", "Int32Array");
-    const int count = static_cast<int>(ids.ElementLength());
-    auto out = f32_arg(info, 0, "output", static_cast<size_t>(count) * table.cols(), "embed");
-    for (int i = 0; i < count; i++) {
-      if (ids[i] < 0 || ids[i] >= table.rows()) {
-        throw_range(info.Env(), "token id " + std::to_string(ids[i]) + " is outside the embedding (" + std::to_string(table.rows()) + " rows)");
+    guarded([&] {
+      const PackedMatrix& table = Matrix::From(info, 1);
+      auto ids = typed_arg<int32_t, napi_int32_array>(info, 2, "ids", "Int32Array");
+      const int count = static_cast<int>(ids.ElementLength());
+      auto out = f32_arg(info, 0, "output", static_cast<size_t>(count) * table.cols(), "embed");
+      for (int i = 0; i < count; i++) {
+        if (ids[i] < 0 || ids[i] >= table.rows()) {
+          throw_range(info.Env(), "token id " + std::to_string(ids[i]) + " is outside the embedding (" + std::to_string(table.rows()) + " rows)");
+        }
       }
-    }
-    context_->embed(out.Data(), table, ids.Data(), count);
+      context_->embed(out.Data(), table, ids.Data(), count);
+    });
   }
 
   // rmsNorm(out, x, weight, rows, eps)
   void RmsNorm(const Napi::CallbackInfo& info) {
-    auto weight = typed_arg<float, napi_float32_array>(info, 2, "weight", "Float32Array");
-    const int dim = static_cast<int>(weight.ElementLength());
-    const int rows = int_arg(info, 3, "rows", 0);
-    const size_t needed = static_cast<size_t>(rows) * dim;
-    auto x = f32_arg(info, 1, "input", needed, "rmsNorm");
-    auto out = f32_arg(info, 0, "output", needed, "rmsNorm");
-    if (!info[4].IsNumber()) throw_type(info.Env(), "eps must be a number");
-    const float eps = info[4].As<Napi::Number>().FloatValue();
-    if (rows > 0 && dim > 0) context_->rms_norm(out.Data(), x.Data(), weight.Data(), rows, dim, eps);
+    guarded([&] {
+      auto weight = typed_arg<float, napi_float32_array>(info, 2, "weight", "Float32Array");
+      const int dim = static_cast<int>(weight.ElementLength());
+      const int rows = int_arg(info, 3, "rows", 0);
+      const size_t needed = static_cast<size_t>(rows) * dim;
+      auto x = f32_arg(info, 1, "input", needed, "rmsNorm");
+      auto out = f32_arg(info, 0, "output", needed, "rmsNorm");
+      if (!info[4].IsNumber()) throw_type(info.Env(), "eps must be a number");
+      const float eps = info[4].As<Napi::Number>().FloatValue();
+      if (rows > 0 && dim > 0) context_->rms_norm(out.Data(), x.Data(), weight.Data(), rows, dim, eps);
+    });
   }
 
   // rope(x, rows, heads, headDim, positions, cos, sin)
   void Rope(const Napi::CallbackInfo& info) {
-    const int rows = int_arg(info, 1, "rows", 0);
-    const int heads = int_arg(info, 2, "heads", 1);
-    const int head_dim = int_arg(info, 3, "headDim", 2);
-    if (head_dim % 2 != 0) throw_range(info.Env(), "rope: headDim must be even");
-    auto x = f32_arg(info, 0, "input", static_cast<size_t>(rows) * heads * head_dim, "rope");
-    auto positions = i32_arg(info, 4, "positions", rows, "rope");
-    auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
-    auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
-    const size_t half = head_dim / 2;
-    const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
-    for (int r = 0; r < rows; r++) {
-      if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
-        throw_range(info.Env(), "rope: no table entry for position " + std::to_string(positions[r]));
+    guarded([&] {
+      const int rows = int_arg(info, 1, "rows", 0);
+      const int heads = int_arg(info, 2, "heads", 1);
+      const int head_dim = int_arg(info, 3, "headDim", 2);
+      if (head_dim % 2 != 0) throw_range(info.Env(), "rope: headDim must be even");
+      auto x = f32_arg(info, 0, "input", static_cast<size_t>(rows) * heads * head_dim, "rope");
+      auto positions = i32_arg(info, 4, "positions", rows, "rope");
+      auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
+      auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
+      const size_t half = head_dim / 2;
+      const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
+      for (int r = 0; r < rows; r++) {
+        if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
+          throw_range(info.Env(), "rope: no table entry for position " + std::to_string(positions[r]));
+        }
       }
-    }
-    if (rows > 0) context_->rope(x.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+      if (rows > 0) context_->rope(x.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+    });
   }
 
   // attention(out, q, rows, keys, values, start, heads, kvHeads, headDim)
   void Attention(const Napi::CallbackInfo& info) {
-    const int rows = int_arg(info, 2, "rows", 0);
-    const int start = int_arg(info, 5, "start", 0);
-    AttentionShape shape{int_arg(info, 6, "heads", 1), int_arg(info, 7, "kvHeads", 1), int_arg(info, 8, "headDim", 1)};
-    if (shape.heads % shape.kv_heads != 0) throw_range(info.Env(), "attention: heads must be a multiple of kvHeads");
-    const size_t width = static_cast<size_t>(rows) * shape.heads * shape.head_dim;
-    auto q = f32_arg(info, 1, "queries", width, "attention");
-    auto out = f32_arg(info, 0, "output", width, "attention");
-    const size_t cached = (static_cast<size_t>(start) + rows) * shape.kv_heads * shape.head_dim;
-    auto keys = typed_arg<float, napi_float32_array>(info, 3, "keys", "Float32Array");
-    auto values = typed_arg<float, napi_float32_array>(info, 4, "values", "Float32Array");
-    if (keys.ElementLength() < cached || values.ElementLength() < cached) {
-      throw_range(info.Env(), "attention: the cache holds fewer than " + std::to_string(start + rows) + " positions");
-    }
-    if (rows > 0) context_->attention(out.Data(), q.Data(), rows, keys.Data(), values.Data(), start, shape);
+    guarded([&] {
+      const int rows = int_arg(info, 2, "rows", 0);
+      const int start = int_arg(info, 5, "start", 0);
+      AttentionShape shape{int_arg(info, 6, "heads", 1), int_arg(info, 7, "kvHeads", 1), int_arg(info, 8, "headDim", 1)};
+      if (shape.heads % shape.kv_heads != 0) throw_range(info.Env(), "attention: heads must be a multiple of kvHeads");
+      const size_t width = static_cast<size_t>(rows) * shape.heads * shape.head_dim;
+      auto q = f32_arg(info, 1, "queries", width, "attention");
+      auto out = f32_arg(info, 0, "output", width, "attention");
+      const size_t cached = (static_cast<size_t>(start) + rows) * shape.kv_heads * shape.head_dim;
+      auto keys = typed_arg<float, napi_float32_array>(info, 3, "keys", "Float32Array");
+      auto values = typed_arg<float, napi_float32_array>(info, 4, "values", "Float32Array");
+      if (keys.ElementLength() < cached || values.ElementLength() < cached) {
+        throw_range(info.Env(), "attention: the cache holds fewer than " + std::to_string(start + rows) + " positions");
+      }
+      if (rows > 0) context_->attention(out.Data(), q.Data(), rows, keys.Data(), values.Data(), start, shape);
+    });
   }
 
   // siluMul(out, gate, up, length)
   void SiluMul(const Napi::CallbackInfo& info) {
-    const int length = int_arg(info, 3, "length", 0);
-    auto gate = f32_arg(info, 1, "gate", length, "siluMul");
-    auto up = f32_arg(info, 2, "up", length, "siluMul");
-    auto out = f32_arg(info, 0, "output", length, "siluMul");
-    context_->silu_mul(out.Data(), gate.Data(), up.Data(), length);
+    guarded([&] {
+      const int length = int_arg(info, 3, "length", 0);
+      auto gate = f32_arg(info, 1, "gate", length, "siluMul");
+      auto up = f32_arg(info, 2, "up", length, "siluMul");
+      auto out = f32_arg(info, 0, "output", length, "siluMul");
+      context_->silu_mul(out.Data(), gate.Data(), up.Data(), length);
+    });
   }
 
   // addInPlace(x, y, length)
   void AddInPlace(const Napi::CallbackInfo& info) {
-    const int length = int_arg(info, 2, "length", 0);
-    auto x = f32_arg(info, 0, "x", length, "addInPlace");
-    auto y = f32_arg(info, 1, "y", length, "addInPlace");
-    context_->add(x.Data(), y.Data(), length);
+    guarded([&] {
+      const int length = int_arg(info, 2, "length", 0);
+      auto x = f32_arg(info, 0, "x", length, "addInPlace");
+      auto y = f32_arg(info, 1, "y", length, "addInPlace");
+      context_->add(x.Data(), y.Data(), length);
+    });
   }
 
   std::unique_ptr<KernelContext> context_;
