@@ -22,9 +22,10 @@ describe("examples/rl.ts", () => {
     const { code, stdout, stderr } = await server.runExample("rl.ts", { RL_STEPS: "6", RL_GROUPS: "12", RL_LEARNING_RATE: "0.01" });
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^Registered \S+\/rl-example\/adder-\S+ on fixture\/tiny-qwen2/m);
-    const jobs = [...stdout.matchAll(/training job: (\d+) gradient steps → checkpoint step (\d+)/g)];
+    // A job whose groups all got equal rewards trains nothing but still advances the step.
+    const jobs = [...stdout.matchAll(/training job: (.+?) → checkpoint step (\d+)/g)];
     expect(jobs.map((job) => Number(job[2]))).toEqual([1, 2, 3, 4, 5, 6]);
-    for (const job of jobs) expect(Number(job[1])).toBeGreaterThan(0);
+    expect(jobs[0]![1]).toMatch(/^\d+ gradient steps$/);
     const rewards = /Mean reward per step: (.*)$/m.exec(stdout)![1]!.split(" → ").map(Number);
     expect(rewards).toHaveLength(7);
     expect(Math.max(...rewards.slice(1))).toBeGreaterThan(rewards[0]! + 0.005);
