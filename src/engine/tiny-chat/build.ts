@@ -1,11 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { renderChatTemplate } from "../chat-template.js";
 import { encodeFloats, type FloatDType } from "../checkpoint/dtype.js";
 import { TsKernels } from "../kernels/ts/index.js";
-import { loadModel, loadModelFiles, type ModelFiles } from "../model/load.js";
-import type { ChatTemplateDeps } from "../train/chat-render.js";
+import { loadModel, loadModelFiles } from "../model/load.js";
+import { modelTemplateDeps } from "../train/job/template-deps.js";
 import { DataParallelTrainer } from "../train/parallel/data-parallel-trainer.js";
 import type { NamedParameter } from "../train/transformer/model-gradients.js";
 import { generateExamples } from "./dataset.js";
@@ -46,24 +45,6 @@ export interface BuildReport {
 const SAFETENSORS_DTYPE: Record<BuildOptions["dtype"], FloatDType> = { f32: "F32", f16: "F16", bf16: "BF16" };
 const TORCH_DTYPE: Record<BuildOptions["dtype"], string> = { f32: "float32", f16: "float16", bf16: "bfloat16" };
 
-/** The chat-template plumbing the SFT tokenizer needs, from a model's files. */
-export function templateDeps(model: ModelFiles): ChatTemplateDeps {
-  const template = model.chatTemplates.default!;
-  return {
-    tokenizer: model.tokenizer,
-    chatTemplate: template,
-    render: (messages, tools, options) =>
-      renderChatTemplate(template, {
-        messages: messages as Record<string, unknown>[],
-        tools,
-        addGenerationPrompt: options.addGenerationPrompt,
-        continueFinalMessage: options.continueFinalMessage,
-        kwargs: options.templateKwargs,
-        specialTokens: model.templateSpecialTokens,
-      }),
-  };
-}
-
 /** `count` held-out examples of each task, from the held-out stream of the seed. */
 export function heldOutExamples(seed: number, count: number): TinyChatExample[] {
   return TASK_NAMES.flatMap((task) => generateExamples({ seed, count, split: "heldout", tasks: [task] }));
@@ -90,7 +71,7 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     const untrainedBaseline = accuracyByTask(await evaluateExamples(loadModel(initialDir, { kernels: new TsKernels() }), heldOutExamples(seed, baselineCount), { maxTokens: 48 }));
     log(`untrained baseline: ${formatAccuracy(untrainedBaseline)}`);
 
-    const rows = tokenizeExamples(examples, templateDeps(loadModelFiles(initialDir)));
+    const rows = tokenizeExamples(examples, modelTemplateDeps(loadModelFiles(initialDir)));
     const trained = await trainWeights(initialDir, rows, options);
 
     const dtype = SAFETENSORS_DTYPE[options.dtype];

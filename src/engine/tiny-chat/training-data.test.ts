@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadModelFiles } from "../model/load.js";
 import { IGNORE } from "../train/sft-tokenize.js";
-import { templateDeps } from "./build.js";
+import { modelTemplateDeps } from "../train/job/template-deps.js";
 import { generateExamples } from "./dataset.js";
 import { initialTensors, tinyChatConfig, writeModelDir } from "./model-init.js";
 import { renderExample, tinyChatTokenizerFiles } from "./tokenizer.js";
@@ -36,7 +36,7 @@ describe("tiny-chat tokenizer", () => {
 });
 
 describe("tokenizeExamples and packStep", () => {
-  const rows = tokenizeExamples(examples, templateDeps(files));
+  const rows = tokenizeExamples(examples, modelTemplateDeps(files));
 
   it("trains the assistant turns only and finds the system turn every row starts with", () => {
     const start = files.tokenizer.tokenId("<|im_start|>")!;

@@ -1,5 +1,5 @@
 import { renderChatTemplate, resolveChatTemplate } from "../../chat-template.js";
-import type { LoadedModel } from "../../model/load.js";
+import type { ModelFiles } from "../../model/load.js";
 import type { ChatTemplateDeps } from "../chat-render.js";
 
 /**
@@ -8,7 +8,7 @@ import type { ChatTemplateDeps } from "../chat-render.js";
  * chat endpoint's prompts, so trained sequences start exactly as sampled ones did. A model without
  * a template fails here with transformers' message.
  */
-export function modelTemplateDeps(model: LoadedModel): ChatTemplateDeps {
+export function modelTemplateDeps(model: ModelFiles): ChatTemplateDeps {
   const chatTemplate = resolveChatTemplate(model.chatTemplates);
   return {
     tokenizer: model.tokenizer,
