@@ -28,7 +28,7 @@ const STEPS = Number(process.env.BENCH_STEPS ?? 3);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-bench-train-"));
 try {
   makeTinyModel(dir, { architecture: "qwen2", hiddenSize: 256, numLayers: 4, numHeads: 8, numKvHeads: 4, intermediateSize: 704, maxPositionEmbeddings: 4096 });
-  const model = loadModel(dir, { kernels: new TsKernels() });
+  const model = loadModel(dir, process.env.FLYWHEEL_KERNELS === "ts" ? { kernels: new TsKernels() } : {});
   const { config } = model;
   const parameters = countParameters(config);
   const adapter = createLoraAdapter(config, { seed: 1 });

@@ -7,6 +7,7 @@
         "src/attention.cc",
         "src/attention_avx2.cc",
         "src/context.cc",
+        "src/context_backward.cc",
         "src/cpu.cc",
         "src/matmul.cc",
         "src/matmul_avx2.cc",

@@ -58,6 +58,11 @@ Napi::Int32Array i32_arg(const Napi::CallbackInfo& info, size_t index, const cha
   return array;
 }
 
+float number_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  if (!info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  return info[index].As<Napi::Number>().FloatValue();
+}
+
 DType dtype_arg(const Napi::CallbackInfo& info, size_t index) {
   const std::string name = info[index].IsString() ? info[index].As<Napi::String>().Utf8Value() : "";
   if (name == "F32") return DType::F32;
@@ -89,7 +94,8 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Matrix",
                        {InstanceAccessor<&Matrix::Rows>("rows"), InstanceAccessor<&Matrix::Cols>("cols"),
-                        InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength")});
+                        InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength"),
+                        InstanceMethod<&Matrix::Read>("read"), InstanceMethod<&Matrix::Write>("write")});
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
@@ -120,6 +126,22 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   Napi::Value Dtype(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), dtype_name(matrix_->dtype())); }
   Napi::Value Bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(matrix_->byte_size())); }
 
+  // read(out): every value widened to f32, row-major.
+  void Read(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      auto out = f32_arg(info, 0, "output", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "read");
+      for (int row = 0; row < matrix_->rows(); row++) matrix_->read_row(row, out.Data() + static_cast<size_t>(row) * matrix_->cols());
+    });
+  }
+
+  // write(values): replaces every value (f32, row-major), rounded to the matrix's dtype.
+  void Write(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      auto values = f32_arg(info, 0, "values", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "write");
+      matrix_->write(values.Data());
+    });
+  }
+
   // No Finalize override and no external-memory accounting: node-addon-api opens a HandleScope to
   // run an override, which throws while a worker thread's environment is torn down, and a C++
   // exception out of a finalizer ends the process. The matrix is freed by the destructor.
@@ -134,7 +156,13 @@ class Context : public Napi::ObjectWrap<Context> {
                         InstanceMethod<&Context::Matmul>("matmul"), InstanceMethod<&Context::Embed>("embed"),
                         InstanceMethod<&Context::RmsNorm>("rmsNorm"), InstanceMethod<&Context::Rope>("rope"),
                         InstanceMethod<&Context::Attention>("attention"), InstanceMethod<&Context::SiluMul>("siluMul"),
-                        InstanceMethod<&Context::AddInPlace>("addInPlace")});
+                        InstanceMethod<&Context::AddInPlace>("addInPlace"), InstanceMethod<&Context::Gemm>("gemm"),
+                        InstanceMethod<&Context::LinearWeightBackward>("linearWeightBackward"),
+                        InstanceMethod<&Context::RmsNormBackward>("rmsNormBackward"),
+                        InstanceMethod<&Context::RopeBackward>("ropeBackward"),
+                        InstanceMethod<&Context::SiluMulBackward>("siluMulBackward"),
+                        InstanceMethod<&Context::EmbedBackward>("embedBackward"),
+                        InstanceMethod<&Context::AttentionBackward>("attentionBackward")});
   }
 
   // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx512", "avx2" or "scalar".
@@ -267,6 +295,124 @@ class Context : public Napi::ObjectWrap<Context> {
       auto x = f32_arg(info, 0, "x", length, "addInPlace");
       auto y = f32_arg(info, 1, "y", length, "addInPlace");
       context_->add(x.Data(), y.Data(), length);
+    });
+  }
+
+  // gemm(c, a, b, m, n, k, transposeA, transposeB, alpha, accumulate)
+  void Gemm(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      GemmSpec spec{int_arg(info, 3, "m", 0), int_arg(info, 4, "n", 0), int_arg(info, 5, "k", 0), info[6].ToBoolean(), info[7].ToBoolean(),
+                    number_arg(info, 8, "alpha"), info[9].ToBoolean()};
+      const size_t m = spec.m, n = spec.n, k = spec.k;
+      auto a = f32_arg(info, 1, "a", m * k, "gemm");
+      auto b = f32_arg(info, 2, "b", k * n, "gemm");
+      auto c = f32_arg(info, 0, "c", m * n, "gemm");
+      context_->gemm(c.Data(), a.Data(), b.Data(), spec);
+    });
+  }
+
+  // linearWeightBackward(dWeight, dBias | undefined, dy, x, rows, outDim, inDim)
+  void LinearWeightBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int rows = int_arg(info, 4, "rows", 0);
+      const int out_dim = int_arg(info, 5, "outDim", 1);
+      const int in_dim = int_arg(info, 6, "inDim", 1);
+      auto d_weight = f32_arg(info, 0, "dWeight", static_cast<size_t>(out_dim) * in_dim, "linearWeightBackward");
+      float* d_bias = info[1].IsUndefined() ? nullptr : f32_arg(info, 1, "dBias", out_dim, "linearWeightBackward").Data();
+      auto dy = f32_arg(info, 2, "dy", static_cast<size_t>(rows) * out_dim, "linearWeightBackward");
+      auto x = f32_arg(info, 3, "x", static_cast<size_t>(rows) * in_dim, "linearWeightBackward");
+      if (rows > 0) context_->linear_weight_backward(d_weight.Data(), d_bias, dy.Data(), x.Data(), rows, out_dim, in_dim);
+    });
+  }
+
+  // rmsNormBackward(dx, dy, x, weight, rows, eps, accumulate, dWeight | undefined)
+  void RmsNormBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      auto weight = typed_arg<float, napi_float32_array>(info, 3, "weight", "Float32Array");
+      const int dim = static_cast<int>(weight.ElementLength());
+      const int rows = int_arg(info, 4, "rows", 0);
+      const size_t needed = static_cast<size_t>(rows) * dim;
+      auto dx = f32_arg(info, 0, "dx", needed, "rmsNormBackward");
+      auto dy = f32_arg(info, 1, "dy", needed, "rmsNormBackward");
+      auto x = f32_arg(info, 2, "x", needed, "rmsNormBackward");
+      const float eps = number_arg(info, 5, "eps");
+      float* d_weight = info[7].IsUndefined() ? nullptr : f32_arg(info, 7, "dWeight", dim, "rmsNormBackward").Data();
+      if (rows > 0 && dim > 0) context_->rms_norm_backward(dx.Data(), dy.Data(), x.Data(), weight.Data(), rows, dim, eps, info[6].ToBoolean(), d_weight);
+    });
+  }
+
+  // ropeBackward(dx, rows, heads, headDim, positions, cos, sin)
+  void RopeBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int rows = int_arg(info, 1, "rows", 0);
+      const int heads = int_arg(info, 2, "heads", 1);
+      const int head_dim = int_arg(info, 3, "headDim", 2);
+      if (head_dim % 2 != 0) throw_range(info.Env(), "ropeBackward: headDim must be even");
+      auto dx = f32_arg(info, 0, "dx", static_cast<size_t>(rows) * heads * head_dim, "ropeBackward");
+      auto positions = i32_arg(info, 4, "positions", rows, "ropeBackward");
+      auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
+      auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
+      const size_t half = head_dim / 2;
+      const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
+      for (int r = 0; r < rows; r++) {
+        if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
+          throw_range(info.Env(), "ropeBackward: no table entry for position " + std::to_string(positions[r]));
+        }
+      }
+      if (rows > 0) context_->rope_backward(dx.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+    });
+  }
+
+  // siluMulBackward(dGate, dUp, dOut, gate, up, length)
+  void SiluMulBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int length = int_arg(info, 5, "length", 0);
+      auto d_gate = f32_arg(info, 0, "dGate", length, "siluMulBackward");
+      auto d_up = f32_arg(info, 1, "dUp", length, "siluMulBackward");
+      auto d_out = f32_arg(info, 2, "dOut", length, "siluMulBackward");
+      auto gate = f32_arg(info, 3, "gate", length, "siluMulBackward");
+      auto up = f32_arg(info, 4, "up", length, "siluMulBackward");
+      context_->silu_mul_backward(d_gate.Data(), d_up.Data(), d_out.Data(), gate.Data(), up.Data(), length);
+    });
+  }
+
+  // embedBackward(dTable, dOut, ids, dim)
+  void EmbedBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int dim = int_arg(info, 3, "dim", 1);
+      auto d_table = typed_arg<float, napi_float32_array>(info, 0, "dTable", "Float32Array");
+      auto ids = typed_arg<int32_t, napi_int32_array>(info, 2, "ids", "Int32Array");
+      const int count = static_cast<int>(ids.ElementLength());
+      auto d_out = f32_arg(info, 1, "dOut", static_cast<size_t>(count) * dim, "embedBackward");
+      const size_t vocab = d_table.ElementLength() / dim;
+      for (int i = 0; i < count; i++) {
+        if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= vocab) {
+          throw_range(info.Env(), "embedBackward: token id " + std::to_string(ids[i]) + " is outside the table (" + std::to_string(vocab) + " rows)");
+        }
+      }
+      context_->embed_backward(d_table.Data(), d_out.Data(), ids.Data(), count, dim);
+    });
+  }
+
+  // attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, heads, kvHeads, headDim)
+  void AttentionBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int rows = int_arg(info, 7, "rows", 0);
+      const int start = int_arg(info, 8, "start", 0);
+      AttentionShape shape{int_arg(info, 9, "heads", 1), int_arg(info, 10, "kvHeads", 1), int_arg(info, 11, "headDim", 1)};
+      if (shape.heads % shape.kv_heads != 0) throw_range(info.Env(), "attentionBackward: heads must be a multiple of kvHeads");
+      const size_t width = static_cast<size_t>(rows) * shape.heads * shape.head_dim;
+      const size_t cached = (static_cast<size_t>(start) + rows) * shape.kv_heads * shape.head_dim;
+      auto dq = f32_arg(info, 0, "dq", width, "attentionBackward");
+      auto d_keys = f32_arg(info, 1, "dKeys", cached, "attentionBackward");
+      auto d_values = f32_arg(info, 2, "dValues", cached, "attentionBackward");
+      auto d_out = f32_arg(info, 3, "dOut", width, "attentionBackward");
+      auto q = f32_arg(info, 4, "q", width, "attentionBackward");
+      auto keys = f32_arg(info, 5, "keys", cached, "attentionBackward");
+      auto values = f32_arg(info, 6, "values", cached, "attentionBackward");
+      if (rows > 0) {
+        context_->attention_backward(dq.Data(), d_keys.Data(), d_values.Data(), d_out.Data(), q.Data(), keys.Data(), values.Data(), rows, start, shape);
+      }
     });
   }
 

@@ -26,9 +26,32 @@ using AttentionHeadKernel = void (*)(const AttentionHead& head);
 // Portable: dot products, softmax and weighted sum through the vector primitives.
 void attention_head_generic(const VectorOps& ops, const AttentionHead& head);
 
+// The backward of one query head over `visible` positions: recomputes the probabilities P from
+// the query and keys, then with dP_j = dO·v_j and D = Σ P_j dP_j, dS_j = P_j (dP_j − D) · scale:
+// writes dq = Σ dS_j k_j and adds dS_j q into d_keys[j], P_j dO into d_values[j].
+struct AttentionBackwardHead {
+  const float* query;
+  const float* d_out;
+  float* d_query;
+  const float* keys;    // position j at keys + j * stride
+  const float* values;  // position j at values + j * stride
+  size_t stride;
+  float* d_keys;        // position j at d_keys + j * head_dim
+  float* d_values;      // position j at d_values + j * head_dim
+  int visible;
+  int head_dim;
+  float scale;
+  float* scratch;       // 2 · visible values
+};
+
+using AttentionBackwardKernel = void (*)(const AttentionBackwardHead& head);
+
+void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head);
+
 #if defined(__x86_64__)
-// AVX2 kernels for head_dim 64 and 128 (the sizes of the supported models), else null.
+// AVX2 kernels for head_dim 32, 64 and 128, else null.
 AttentionHeadKernel attention_head_avx2(int head_dim);
+AttentionBackwardKernel attention_backward_avx2(int head_dim);
 #endif
 
 }  // namespace flywheel

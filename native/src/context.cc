@@ -35,17 +35,6 @@ constexpr size_t kParallelElements = 1 << 15;
 KernelContext::KernelContext(int threads, SimdLevel level)
     : level_(level), ops_(ops_for(level)), matmul_kernels_(matmul_kernels_for(level)), pool_(threads), scratch_(pool_.size()) {}
 
-template <typename Fn>
-void KernelContext::for_chunks(size_t length, size_t min_chunk, const Fn& fn) {
-  const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, std::max<size_t>(1, length / min_chunk));
-  const size_t size = (length + chunks - 1) / chunks;
-  pool_.parallel_for(static_cast<int>(chunks), [&](int chunk, int) {
-    const size_t begin = chunk * size;
-    const size_t end = std::min(length, begin + size);
-    if (begin < end) fn(begin, end);
-  });
-}
-
 void KernelContext::matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias) {
   flywheel::matmul(pool_, scratch_, matmul_kernels_, out, x, rows, w, bias);
 }

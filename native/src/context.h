@@ -3,9 +3,12 @@
 // until done. An instance is used by one JavaScript thread at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "backward.h"
 #include "cpu.h"
 #include "matmul.h"
 #include "packed_matrix.h"
@@ -38,16 +41,42 @@ class KernelContext {
   void silu_mul(float* out, const float* gate, const float* up, size_t length);
   void add(float* x, const float* y, size_t length);
 
+  // Backward kernels (context_backward.cc); the semantics are those of TrainingKernels in
+  // src/engine/train/kernels/types.ts.
+  // c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever m and the
+  // thread count, so a row gives the same result alone or in a batch (LoRA runs in the sampler too).
+  void gemm(float* c, const float* a, const float* b, const GemmSpec& spec);
+  // dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when dBias is not null.
+  void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+  void rms_norm_backward(float* dx, const float* dy, const float* x, const float* weight, int rows, int dim, float eps,
+                         bool accumulate, float* d_weight);
+  void rope_backward(float* dx, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin);
+  void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t length);
+  void embed_backward(float* d_table, const float* d_out, const int32_t* ids, int count, int dim);
+  // Writes dq, adds into d_keys/d_values ((start + rows) positions of kv_heads × head_dim).
+  void attention_backward(float* dq, float* d_keys, float* d_values, const float* d_out, const float* q, const float* keys,
+                          const float* values, int rows, int start, const AttentionShape& shape);
+
  private:
   // Splits [0, length) into chunks worth a task each when it is big enough to share out.
   template <typename Fn>
-  void for_chunks(size_t length, size_t min_chunk, const Fn& fn);
+  void for_chunks(size_t length, size_t min_chunk, const Fn& fn) {
+    const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, std::max<size_t>(1, length / min_chunk));
+    const size_t size = (length + chunks - 1) / chunks;
+    pool_.parallel_for(static_cast<int>(chunks), [&](int chunk, int) {
+      const size_t begin = chunk * size;
+      const size_t end = std::min(length, begin + size);
+      if (begin < end) fn(begin, end);
+    });
+  }
 
   SimdLevel level_;
   const VectorOps& ops_;
   const MatmulKernels& matmul_kernels_;
   ThreadPool pool_;
   Scratch scratch_;
+  // gemm's copy of b in the layout its loops read.
+  std::vector<float> gemm_b_;
 };
 
 }  // namespace flywheel

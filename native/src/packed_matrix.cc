@@ -56,4 +56,21 @@ void PackedMatrix::read_row(int row, float* out) const {
   }
 }
 
+void PackedMatrix::write(const float* values) {
+  uint8_t* base = data_.get();
+  for (int row = 0; row < rows_; row++) {
+    const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
+    const float* source = values + static_cast<size_t>(row) * cols_;
+    for (int col = 0; col < cols_; col++) {
+      const size_t index = start + static_cast<size_t>(col) * kPanel;
+      if (dtype_ == DType::F32) {
+        std::memcpy(base + index * 4, &source[col], 4);
+      } else {
+        const uint16_t bits = dtype_ == DType::F16 ? f32_to_f16(source[col]) : f32_to_bf16(source[col]);
+        std::memcpy(base + index * 2, &bits, 2);
+      }
+    }
+  }
+}
+
 }  // namespace flywheel

@@ -41,6 +41,9 @@ class PackedMatrix {
 
   // Row `row` widened to f32 (an embedding lookup).
   void read_row(int row, float* out) const;
+  // Replaces every value with rows × cols f32 values (row-major), rounded to dtype() (training
+  // updates the weights it computes with).
+  void write(const float* values);
 
  private:
   int rows_;

@@ -20,6 +20,8 @@ struct VectorOps {
   void (*silu_mul)(float* out, const float* gate, const float* up, size_t n);
   // x[i] += y[i]
   void (*add)(float* x, const float* y, size_t n);
+  // The backward of silu_mul: d_up = d_out·silu(gate), d_gate = d_out·up·σ(gate)·(1 + gate·(1 − σ(gate)))
+  void (*silu_mul_backward)(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t n);
 };
 
 const VectorOps& vector_ops_scalar();

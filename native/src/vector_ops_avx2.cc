@@ -138,10 +138,31 @@ FLYWHEEL_AVX2 void add(float* x, const float* y, size_t n) {
   for (; i < n; i++) x[i] += y[i];
 }
 
+FLYWHEEL_AVX2 void silu_mul_backward8(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 g = _mm256_loadu_ps(gate);
+  const __m256 d = _mm256_loadu_ps(d_out);
+  const __m256 sigmoid = _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)))));
+  _mm256_storeu_ps(d_up, _mm256_mul_ps(d, _mm256_mul_ps(g, sigmoid)));
+  const __m256 slope = _mm256_fmadd_ps(g, _mm256_sub_ps(one, sigmoid), one);
+  _mm256_storeu_ps(d_gate, _mm256_mul_ps(_mm256_mul_ps(d, _mm256_loadu_ps(up)), _mm256_mul_ps(sigmoid, slope)));
+}
+
+FLYWHEEL_AVX2 void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) silu_mul_backward8(d_gate + i, d_up + i, d_out + i, gate + i, up + i);
+  if (i < n) {
+    alignas(32) float dg[8] = {}, du[8] = {}, d[8] = {}, g[8] = {}, u[8] = {};
+    for (size_t j = 0; i + j < n; j++) d[j] = d_out[i + j], g[j] = gate[i + j], u[j] = up[i + j];
+    silu_mul_backward8(dg, du, d, g, u);
+    for (size_t j = 0; i + j < n; j++) d_gate[i + j] = dg[j], d_up[i + j] = du[j];
+  }
+}
+
 }  // namespace
 
 const VectorOps& vector_ops_avx2() {
-  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add};
+  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
   return ops;
 }
 

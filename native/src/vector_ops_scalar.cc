@@ -52,10 +52,19 @@ void add(float* x, const float* y, size_t n) {
   for (size_t i = 0; i < n; i++) x[i] += y[i];
 }
 
+void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const float g = gate[i];
+    const float sigmoid = 1.0f / (1.0f + std::exp(-g));
+    d_up[i] = d_out[i] * g * sigmoid;
+    d_gate[i] = d_out[i] * up[i] * sigmoid * (1.0f + g * (1.0f - sigmoid));
+  }
+}
+
 }  // namespace
 
 const VectorOps& vector_ops_scalar() {
-  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add};
+  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
   return ops;
 }
 

@@ -73,11 +73,32 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) for (let p = 0; p < k; p++) expected[i * n + j] += 0.5 * a[i * k + p]! * b[p * n + j]!;
       for (const [transposeA, transposeB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
         const c = new Float32Array(m * n).fill(1);
-        training.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
+        forward.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
         c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
-        training.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5, accumulate: true });
+        forward.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5, accumulate: true });
         c.forEach((value, i) => expect(value).toBeCloseTo(2 * expected[i]!, 5));
       }
+    });
+
+    it("gemm gives a row the same bits alone as in a large batch (the LoRA products of sampler and trainer)", () => {
+      const rng = Rng.fromSeed(12);
+      const [m, n, k] = [96, 40, 200];
+      const a = randomArray(rng, m * k);
+      const b = randomArray(rng, n * k);
+      const all = new Float32Array(m * n);
+      forward.gemm(all, a, b, m, n, k, { transposeB: true, alpha: 0.25 });
+      for (const row of [0, 37, m - 1]) {
+        const alone = new Float32Array(n);
+        forward.gemm(alone, a.subarray(row * k, (row + 1) * k), b, 1, n, k, { transposeB: true, alpha: 0.25 });
+        expect(Array.from(alone)).toEqual(Array.from(all.subarray(row * n, (row + 1) * n)));
+      }
+      // And a large product in every layout against the double-precision reference.
+      const bn = randomArray(rng, k * n);
+      const expected = new Float64Array(m * n);
+      for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) expected[i * n + j] += a[i * k + p]! * bn[p * n + j]!;
+      const c = new Float32Array(m * n);
+      forward.gemm(c, a, bn, m, n, k);
+      c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 3));
     });
 
     it("rmsNormBackward is the adjoint of rmsNorm's Jacobian", () => {
@@ -169,14 +190,20 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       expect(() => training.embedBackward(dTable, dOut, [vocab], dim)).toThrow(RangeError);
     });
 
-    it("weightValues is a live view: writing it changes what the forward computes", () => {
+    it("weightValues are the weights: after syncWeights the forward and the backward compute with what was written", () => {
       const values = Float32Array.of(1, 2, 3, 4, 5, 6);
       const matrix = forward.createMatrix(2, 3, "F32", encodeFloats("F32", values));
       expect(Array.from(training.weightValues(matrix))).toEqual(Array.from(values));
+      const dx = new Float32Array(3);
+      training.linearBackward(dx, Float32Array.of(0, 1), 1, matrix, false);
+      expect(Array.from(dx)).toEqual([4, 5, 6]);
       training.weightValues(matrix)[4] = 50;
+      training.syncWeights();
       const out = new Float32Array(2);
       forward.matmul(out, Float32Array.of(0, 1, 0), 1, matrix);
       expect(Array.from(out)).toEqual([2, 50]);
+      training.linearBackward(dx, Float32Array.of(0, 1), 1, matrix, false);
+      expect(Array.from(dx)).toEqual([4, 50, 6]);
     });
 
     it("ropeBackward is the transpose of rope", () => {

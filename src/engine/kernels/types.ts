@@ -48,6 +48,23 @@ export interface Kernels {
 
   /** Residual add: x[i] += y[i] for i < length. */
   addInPlace(x: Float32Array, y: Float32Array, length: number): void;
+
+  /**
+   * c (+)= alpha · op(a)·op(b) on plain f32 matrices, c [m × n], op(a) [m × k], op(b) [k × n]; op
+   * transposes when asked (a stored [k × m], b stored [n × k]). The LoRA factors' small products,
+   * forward and backward. Each output is summed over k in one fixed order whatever m, so a row gets
+   * the same result alone or in a batch (the sampler and the trainer agree bit for bit).
+   */
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options?: GemmOptions): void;
+}
+
+export interface GemmOptions {
+  transposeA?: boolean;
+  transposeB?: boolean;
+  /** Default 1. */
+  alpha?: number;
+  /** Add to c instead of overwriting it. */
+  accumulate?: boolean;
 }
 
 /** A weight matrix owned by a kernel backend; only that backend's kernels accept it. */

@@ -1,4 +1,5 @@
 import type { ModelConfig } from "../checkpoint/model-config.js";
+import type { Kernels } from "../kernels/types.js";
 import type { LinearAdapter, LinearName } from "../model/types.js";
 import { isTargeted, LINEAR_NAMES, linearShape, type LoraConfig, loraScale, validateLoraConfig } from "./config.js";
 
@@ -77,43 +78,21 @@ export class LoraAdapter implements LinearAdapter {
     return this.modules().flatMap((module) => [module.a, module.b]);
   }
 
-  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number): void {
+  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels): void {
     const module = this.module(layer, name);
     if (!module) return;
     if (this.projection.length < rows * this.rank) this.projection = new Float32Array(rows * this.rank);
-    this.project(module, x, rows, this.projection);
-    this.expand(module, this.projection, rows, out);
+    this.project(module, x, rows, this.projection, kernels);
+    this.expand(module, this.projection, rows, out, kernels);
   }
 
-  /** t = x Aᵀ: [rows × rank] from [rows × in] (sums in doubles, rounded once). */
-  project(module: LoraModule, x: Float32Array, rows: number, t: Float32Array): void {
-    const { inDim, a } = module;
-    const rank = this.rank;
-    for (let r = 0; r < rows; r++) {
-      const xOffset = r * inDim;
-      for (let j = 0; j < rank; j++) {
-        const aOffset = j * inDim;
-        let sum = 0;
-        for (let i = 0; i < inDim; i++) sum += x[xOffset + i]! * a[aOffset + i]!;
-        t[r * rank + j] = sum;
-      }
-    }
+  /** t = x Aᵀ: [rows × rank] from [rows × in]. */
+  project(module: LoraModule, x: Float32Array, rows: number, t: Float32Array, kernels: Kernels): void {
+    kernels.gemm(t, x, module.a, rows, this.rank, module.inDim, { transposeB: true });
   }
 
   /** out += scale · t Bᵀ: adds the delta of [rows × rank] projections to [rows × out]. */
-  expand(module: LoraModule, t: Float32Array, rows: number, out: Float32Array): void {
-    const { outDim, b } = module;
-    const rank = this.rank;
-    const scale = this.scale;
-    for (let r = 0; r < rows; r++) {
-      const tOffset = r * rank;
-      const outOffset = r * outDim;
-      for (let o = 0; o < outDim; o++) {
-        const bOffset = o * rank;
-        let sum = 0;
-        for (let j = 0; j < rank; j++) sum += t[tOffset + j]! * b[bOffset + j]!;
-        out[outOffset + o] += scale * sum;
-      }
-    }
+  expand(module: LoraModule, t: Float32Array, rows: number, out: Float32Array, kernels: Kernels): void {
+    kernels.gemm(out, t, module.b, rows, module.outDim, this.rank, { transposeB: true, alpha: this.scale, accumulate: true });
   }
 }

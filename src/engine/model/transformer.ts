@@ -152,7 +152,7 @@ export class Transformer {
     for (const span of spans) {
       if (!span.adapter) continue;
       const input = x.subarray(span.start * inDim, (span.start + span.rows) * inDim);
-      span.adapter.apply(layer, name, input, out.subarray(span.start * outDim, (span.start + span.rows) * outDim), span.rows);
+      span.adapter.apply(layer, name, input, out.subarray(span.start * outDim, (span.start + span.rows) * outDim), span.rows, this.kernels);
     }
   }
 

@@ -1,3 +1,4 @@
+import type { Kernels } from "../kernels/types.js";
 import type { KvCache } from "./kv-cache.js";
 
 /** The linear layers of a decoder layer, by their Hugging Face (and PEFT target_modules) names. */
@@ -9,7 +10,7 @@ export type LinearName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj"
  * Adapters see only their own sequence's rows, so one batch can mix adapters.
  */
 export interface LinearAdapter {
-  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number): void;
+  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels): void;
 }
 
 /** Which positions of a sequence need logits. */

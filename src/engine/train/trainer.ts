@@ -66,6 +66,7 @@ export class Trainer {
   private readonly optimizer: AdamW;
   private readonly gradients: ParameterGradients;
   private readonly parameters: Float32Array[];
+  private readonly training: TrainingKernels;
 
   constructor(
     readonly transformer: Transformer,
@@ -74,6 +75,7 @@ export class Trainer {
   ) {
     const { trainingKernels, optimizerState, ...modelOptions } = options;
     const training = trainingKernels ?? trainingKernelsFor(transformer.kernels);
+    this.training = training;
     this.model = new TrainingModel(transformer, training, modelOptions);
     if (target === "full") {
       this.adapter = null;
@@ -191,6 +193,7 @@ export class Trainer {
     const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm);
     this.optimizer.beginJob(mode);
     this.optimizer.step(this.parameters, this.gradients.tensors, learningRate);
+    if (!this.adapter) this.training.syncWeights();
     return gradNorm;
   }
 

@@ -1,5 +1,5 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
-import type { AttentionShape, Kernels, WeightMatrix } from "../types.js";
+import type { AttentionShape, GemmOptions, Kernels, WeightMatrix } from "../types.js";
 import type { AddonContext, AddonMatrix, KernelAddon, SimdChoice } from "./addon.js";
 
 export interface NativeKernelsOptions {
@@ -31,10 +31,11 @@ export class NativeMatrix implements WeightMatrix {
  */
 export class NativeKernels implements Kernels {
   readonly name = "native";
-  private readonly context: AddonContext;
+  /** The addon's kernel context; the native training kernels call its backward methods. */
+  readonly context: AddonContext;
 
   constructor(
-    private readonly addon: KernelAddon,
+    readonly addon: KernelAddon,
     options: NativeKernelsOptions,
   ) {
     this.context = new addon.Context(options.threads, options.simd ?? "auto");
@@ -85,13 +86,19 @@ export class NativeKernels implements Kernels {
     this.context.addInPlace(x, y, length);
   }
 
-  private handle(matrix: WeightMatrix): AddonMatrix {
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
+    const { transposeA = false, transposeB = false, alpha = 1, accumulate = false } = options;
+    this.context.gemm(c, a, b, m, n, k, transposeA, transposeB, alpha, accumulate);
+  }
+
+  /** The addon's matrix behind a weight of this backend. */
+  handle(matrix: WeightMatrix): AddonMatrix {
     if (!(matrix instanceof NativeMatrix) || matrix.owner.addon !== this.addon) throw new TypeError("this weight matrix belongs to another kernel backend");
     return matrix.handle;
   }
 }
 
-function toInt32(ids: ArrayLike<number>): Int32Array {
+export function toInt32(ids: ArrayLike<number>): Int32Array {
   if (ids instanceof Int32Array) return ids;
   const result = Int32Array.from(ids);
   for (let i = 0; i < ids.length; i++) {

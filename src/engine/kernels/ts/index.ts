@@ -1,7 +1,8 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
-import type { AttentionShape, Kernels, WeightMatrix } from "../types.js";
+import type { AttentionShape, GemmOptions, Kernels, WeightMatrix } from "../types.js";
 import { attention } from "./attention.js";
 import { addInPlace, embed, rmsNorm, rope, siluMul } from "./elementwise.js";
+import { gemm } from "./gemm.js";
 import { matmul } from "./matmul.js";
 import { asF32Matrix, F32Matrix } from "./matrix.js";
 
@@ -9,6 +10,7 @@ import { asF32Matrix, F32Matrix } from "./matrix.js";
 export class TsKernels implements Kernels {
   readonly name = "ts";
   private scores = new Float64Array(256);
+  private sums = new Float64Array(256);
 
   createMatrix(rows: number, cols: number, dtype: FloatDType, data: Uint8Array): WeightMatrix {
     return F32Matrix.fromStored(rows, cols, dtype, data);
@@ -41,5 +43,10 @@ export class TsKernels implements Kernels {
 
   addInPlace(x: Float32Array, y: Float32Array, length: number): void {
     addInPlace(x, y, length);
+  }
+
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
+    if (this.sums.length < m * n) this.sums = new Float64Array(Math.max(m * n, 2 * this.sums.length));
+    gemm(c, a, b, m, n, k, options, this.sums);
   }
 }

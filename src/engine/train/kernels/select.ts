@@ -1,8 +1,19 @@
 import type { Kernels } from "../../kernels/types.js";
+import { NativeKernels } from "../../kernels/native/index.js";
+import { NativeTrainingKernels } from "./native.js";
 import { TsTrainingKernels } from "./ts/index.js";
 import type { TrainingKernels } from "./types.js";
 
-const factories = new Map<string, (forward: Kernels) => TrainingKernels>([["ts", () => new TsTrainingKernels()]]);
+const factories = new Map<string, (forward: Kernels) => TrainingKernels>([
+  ["ts", () => new TsTrainingKernels()],
+  [
+    "native",
+    (forward) => {
+      if (!(forward instanceof NativeKernels)) throw new Error("native training kernels need the native forward kernels");
+      return new NativeTrainingKernels(forward);
+    },
+  ],
+]);
 
 /**
  * Makes training kernels available for a forward backend (by its `Kernels.name`). A native backend
@@ -16,7 +27,7 @@ export function registerTrainingKernels(backend: string, create: (forward: Kerne
 export function trainingKernelsFor(forward: Kernels): TrainingKernels {
   const create = factories.get(forward.name);
   if (!create) {
-    throw new Error(`no training kernels for the "${forward.name}" kernel backend; load the model to train with FLYWHEEL_KERNELS=ts (available: ${[...factories.keys()].join(", ")})`);
+    throw new Error(`no training kernels for the "${forward.name}" kernel backend (available: ${[...factories.keys()].join(", ")})`);
   }
   return create(forward);
 }

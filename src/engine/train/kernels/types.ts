@@ -4,7 +4,8 @@ import type { AttentionShape, WeightMatrix } from "../../kernels/types.js";
  * The numeric kernels only the backward pass needs, beside the forward `Kernels` (which the
  * trainer's forward reuses, so trained and served logprobs come from the same arithmetic). Like
  * `Kernels`, everything is synchronous on caller-owned row-major f32 buffers. A backend pairs with
- * one forward backend: `linearBackward` reads that backend's `WeightMatrix` handles.
+ * one forward backend: `linearBackward` reads that backend's `WeightMatrix` handles. The LoRA
+ * products (`Kernels.gemm`) are forward kernels: the sampler runs them too.
  */
 export interface TrainingKernels {
   /** Which backend this is ("ts", "native"), matching the forward `Kernels.name` it pairs with. */
@@ -28,16 +29,13 @@ export interface TrainingKernels {
   embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void;
 
   /**
-   * The f32 values a weight matrix of the paired forward backend computes with, as a live view:
-   * full-parameter training updates them in place, and the next forward sees the change.
+   * The f32 values of a weight matrix of the paired forward backend, row-major: full-parameter
+   * training updates them in place, and the forward computes with them after `syncWeights()`.
    */
   weightValues(w: WeightMatrix): Float32Array;
 
-  /**
-   * c (+)= alpha · op(a)·op(b) on plain f32 matrices, c [m × n], op(a) [m × k], op(b) [k × n]; op
-   * transposes when asked (a stored [k × m], b stored [n × k]). The LoRA factors' small products.
-   */
-  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options?: GemmOptions): void;
+  /** Makes the forward compute with what was written through `weightValues` (after an optimizer step). */
+  syncWeights(): void;
 
   /**
    * Backward of `Kernels.rmsNorm` (out = x / rms(x) · weight) over `rows` vectors of size
@@ -70,13 +68,4 @@ export interface TrainingKernels {
     start: number,
     shape: AttentionShape,
   ): void;
-}
-
-export interface GemmOptions {
-  transposeA?: boolean;
-  transposeB?: boolean;
-  /** Default 1. */
-  alpha?: number;
-  /** Add to c instead of overwriting it. */
-  accumulate?: boolean;
 }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { testKernelBackends } from "../../../testing/kernel-backends.js";
 import { loadTinyModel, tinyModel } from "../../../testing/models.js";
 import { runTrainingJob } from "../job/run-training-job.js";
 import type { TrainerUpdate, TrainingJobSpec } from "../job/types.js";
@@ -29,7 +30,8 @@ describe("TrainerThreads", () => {
   it("runs a job in a thread with exactly the numbers of an in-process run", async () => {
     const spec = sftSpec("same", 3);
     const threaded = await collect(threads.run(dir, spec, new AbortController().signal));
-    const direct = [...runTrainingJob(loadTinyModel("qwen2"), spec)];
+    // The thread trains on the native kernels when they are built, as the direct run here does.
+    const direct = [...runTrainingJob(loadTinyModel("qwen2", {}, testKernelBackends().at(-1)), spec)];
     // Timings differ; bytes arrive as plain Uint8Arrays (a Buffer does not survive the thread boundary as one).
     const comparable = (updates: TrainerUpdate[]) =>
       updates.map((update) => {

@@ -124,8 +124,8 @@ export class DecoderLayerPass {
     const module = pass.adapter?.module(layer, name);
     if (!module) return;
     const projection = acts.projections[LINEAR_NAMES.indexOf(name)]!;
-    pass.adapter!.project(module, x, pass.rows, projection);
-    pass.adapter!.expand(module, projection, pass.rows, out);
+    pass.adapter!.project(module, x, pass.rows, projection, this.kernels);
+    pass.adapter!.expand(module, projection, pass.rows, out, this.kernels);
   }
 
   /**
@@ -133,7 +133,7 @@ export class DecoderLayerPass {
    * dB += scale·dyᵀ t, dt = scale·dy B, dA += dtᵀ x. Full-parameter: dW += dyᵀ x, db += Σ dy.
    */
   private linearBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: PassLayout, acts: LayerActivations, grads: GradientBuffers, gradients: ParameterGradients, accumulate: boolean): void {
-    const { training } = this;
+    const { training, kernels } = this;
     const rows = pass.rows;
     training.linearBackward(dx, dy, rows, linear.weight, accumulate);
     if (gradients instanceof ModelGradients) {
@@ -148,9 +148,9 @@ export class DecoderLayerPass {
     const rank = adapter.rank;
     const projection = acts.projections[LINEAR_NAMES.indexOf(name)]!;
     const dProjection = grads.projection;
-    training.gemm(b, dy, projection, module.outDim, rank, rows, { transposeA: true, alpha: adapter.scale, accumulate: true });
-    training.gemm(dProjection, dy, module.b, rows, rank, module.outDim, { alpha: adapter.scale });
-    training.gemm(a, dProjection, x, rank, module.inDim, rows, { transposeA: true, accumulate: true });
-    training.gemm(dx, dProjection, module.a, rows, module.inDim, rank, { accumulate: true });
+    kernels.gemm(b, dy, projection, module.outDim, rank, rows, { transposeA: true, alpha: adapter.scale, accumulate: true });
+    kernels.gemm(dProjection, dy, module.b, rows, rank, module.outDim, { alpha: adapter.scale });
+    kernels.gemm(a, dProjection, x, rank, module.inDim, rows, { transposeA: true, accumulate: true });
+    kernels.gemm(dx, dProjection, module.a, rows, module.inDim, rank, { accumulate: true });
   }
 }

@@ -1,9 +1,9 @@
 import type { AttentionShape, WeightMatrix } from "../../../kernels/types.js";
 import { asF32Matrix } from "../../../kernels/ts/matrix.js";
-import type { GemmOptions, TrainingKernels } from "../types.js";
+import type { TrainingKernels } from "../types.js";
 import { attentionBackward, attentionBackwardScratchSize } from "./attention.js";
 import { embedBackward, rmsNormBackward, ropeBackward, siluMulBackward } from "./elementwise.js";
-import { gemm, linearBackward, linearWeightBackward } from "./linear.js";
+import { linearBackward, linearWeightBackward } from "./linear.js";
 
 /** The TypeScript training kernels, paired with the TS forward kernels: single-threaded, f64 sums. */
 export class TsTrainingKernels implements TrainingKernels {
@@ -32,8 +32,8 @@ export class TsTrainingKernels implements TrainingKernels {
     return asF32Matrix(w).data;
   }
 
-  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
-    gemm(c, a, b, m, n, k, options, this.ensureScratch(m * n));
+  syncWeights(): void {
+    // weightValues are the very arrays the TS forward kernels read.
   }
 
   rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean, dWeight?: Float32Array): void {

@@ -10,7 +10,9 @@ describeTrainingKernelConformance("TypeScript", () => ({ forward: new TsKernels(
 describe("trainingKernelsFor", () => {
   it("pairs the TS forward kernels with the TS training kernels and names what is missing otherwise", () => {
     expect(trainingKernelsFor(new TsKernels()).name).toBe("ts");
-    const other = { ...new TsKernels(), name: "native" } as unknown as Kernels;
-    expect(() => trainingKernelsFor(other)).toThrow(/no training kernels for the "native" kernel backend; load the model to train with FLYWHEEL_KERNELS=ts/);
+    const other = { ...new TsKernels(), name: "gpu" } as unknown as Kernels;
+    expect(() => trainingKernelsFor(other)).toThrow(/no training kernels for the "gpu" kernel backend \(available: ts, native\)/);
+    const impostor = { ...new TsKernels(), name: "native" } as unknown as Kernels;
+    expect(() => trainingKernelsFor(impostor)).toThrow(/native training kernels need the native forward kernels/);
   });
 });

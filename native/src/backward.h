@@ -1,0 +1,22 @@
+// The kernels only the backward pass needs, beside the forward ones in KernelContext: the small
+// f32 products of LoRA factors, a linear layer's weight gradient, and the backward of RMSNorm,
+// RoPE, SiLU·mul, the embedding lookup and causal grouped-query attention. Each works on raw,
+// already validated buffers (see addon.cc) and splits its work over the context's thread pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace flywheel {
+
+struct GemmSpec {
+  int m;
+  int n;
+  int k;
+  bool transpose_a;  // a stored [k × m]
+  bool transpose_b;  // b stored [n × k]
+  float alpha;
+  bool accumulate;
+};
+
+}  // namespace flywheel
