@@ -45,7 +45,7 @@ describe("trajectoryGroupLogMetrics", () => {
 
 describe("gradient_step data", () => {
   it("is flat numbers for an RL step, with entropy and KL only when measured", () => {
-    expect(rlStepMetrics({ loss: 0.5, entropy: 1.2, gradNorm: 0.3, learningRate: 5e-6, klPolicyRef: 0.01, probsCorr: 0.9, numTrainableTokens: 100, seconds: 2 })).toEqual({
+    expect(rlStepMetrics({ loss: 0.5, entropy: 1.2, gradNorm: 0.3, learningRate: 5e-6, klPolicyRef: 0.01, probsCorr: 0.9, numTrainableTokens: 100, samplerLogprobMaxDiff: 0, seconds: 2 })).toEqual({
       loss: 0.5,
       entropy: 1.2,
       grad_norm: 0.3,
@@ -53,10 +53,12 @@ describe("gradient_step data", () => {
       kl_policy_ref: 0.01,
       probs_corr: 0.9,
       num_trainable_tokens: 100,
+      sampler_logprob_max_diff: 0,
       tokens_per_second: 50,
     });
-    const bare = rlStepMetrics({ loss: 0, entropy: null, gradNorm: 0, learningRate: 1, klPolicyRef: null, probsCorr: 0, numTrainableTokens: 3, seconds: 0 });
+    const bare = rlStepMetrics({ loss: 0, entropy: null, gradNorm: 0, learningRate: 1, klPolicyRef: null, probsCorr: 0, numTrainableTokens: 3, samplerLogprobMaxDiff: null, seconds: 0 });
     expect(bare).not.toHaveProperty("entropy");
+    expect(bare).not.toHaveProperty("sampler_logprob_max_diff");
     expect(bare).not.toHaveProperty("kl_policy_ref");
     expect(bare.tokens_per_second).toBe(0);
   });

@@ -10,6 +10,11 @@ export interface RlStepMeasurements {
   klPolicyRef: number | null;
   probsCorr: number;
   numTrainableTokens: number;
+  /**
+   * The largest |ℓ_trainer − ℓ_sampler| over the trained tokens whose sampled logprob came with the
+   * trajectory: 0 when the trainer recomputed exactly what the sampler returned; null without any.
+   */
+  samplerLogprobMaxDiff: number | null;
   /** Wall time of the step (forward, backward and update). */
   seconds: number;
 }
@@ -23,6 +28,7 @@ export function rlStepMetrics(step: RlStepMeasurements): Record<string, number> 
     ...(step.klPolicyRef !== null ? { kl_policy_ref: step.klPolicyRef } : {}),
     probs_corr: step.probsCorr,
     num_trainable_tokens: step.numTrainableTokens,
+    ...(step.samplerLogprobMaxDiff !== null ? { sampler_logprob_max_diff: step.samplerLogprobMaxDiff } : {}),
     tokens_per_second: tokensPerSecond(step.numTrainableTokens, step.seconds),
   };
 }

@@ -115,8 +115,8 @@ export class Trainer {
   /** One RL optimizer step on one packed row at learning rate `learningRate` (already multiplied per §5.5–5.6). */
   rlStep(row: PackedRow, loss: RlStepLoss, learningRate: number): RlStepMeasurements {
     const started = performance.now();
-    let inputs = rlLossInputs(row);
-    if (loss.precalculatedLogprobs) inputs = withPrecalculatedLogprobs(inputs, loss.precalculatedLogprobs);
+    const sampled = rlLossInputs(row);
+    const inputs = loss.precalculatedLogprobs ? withPrecalculatedLogprobs(sampled, loss.precalculatedLogprobs) : sampled;
     const scores = this.model.forward(row, this.adapter, inputs, true);
     const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
     this.gradients.zero();
@@ -131,6 +131,7 @@ export class Trainer {
       klPolicyRef: result.klPolicyRef,
       probsCorr: result.probsCorr,
       numTrainableTokens: result.numTrainableTokens,
+      samplerLogprobMaxDiff: samplerLogprobMaxDiff(sampled.oldLogprobs, scores.logprobs, sampled.mask),
       seconds: (performance.now() - started) / 1000,
     };
   }
@@ -205,6 +206,16 @@ export class Trainer {
   private scoringAdapter(options: LogprobsOptions): LoraAdapter | null {
     return options.adapter === undefined ? this.adapter : options.adapter;
   }
+}
+
+/** max |recomputed − sampled| over the trained positions that carry a sampled logprob; null if none do. */
+function samplerLogprobMaxDiff(sampled: Float64Array, recomputed: Float64Array, mask: Uint8Array): number | null {
+  let worst: number | null = null;
+  for (let p = 0; p < mask.length; p++) {
+    if (!mask[p] || !Number.isFinite(sampled[p]!)) continue;
+    worst = Math.max(worst ?? 0, Math.abs(recomputed[p]! - sampled[p]!));
+  }
+  return worst;
 }
 
 function countOnes(mask: Uint8Array): number {

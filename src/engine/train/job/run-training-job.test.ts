@@ -67,12 +67,14 @@ describe("runTrainingJob (RL)", () => {
       expect(rest.at(-1)?.type).toBe("finished");
       const metrics = steps[0]!.type === "gradient_step" ? steps[0]!.metrics : {};
       expect(Object.keys(metrics).sort()).toEqual(
-        ["entropy", "grad_norm", "learning_rate", "loss", "num_groups_submitted", "num_groups_trainable", "num_trainable_tokens", "num_trajectories", "probs_corr", "tokens_per_second"].sort(),
+        ["entropy", "grad_norm", "learning_rate", "loss", "num_groups_submitted", "num_groups_trainable", "num_trainable_tokens", "num_trajectories", "probs_corr", "sampler_logprob_max_diff", "tokens_per_second"].sort(),
       );
       expect(metrics).toMatchObject({ learning_rate: 5e-3, num_groups_submitted: 1, num_groups_trainable: 1, num_trajectories: 4 });
       expect(metrics.num_trainable_tokens).toBe(completions.reduce((sum, completion) => sum + completion.tokens.length, 0));
       // The sampled logprobs are the first job's policy, so the trainer's agree with them exactly there.
       if (job === 0) expect(metrics.probs_corr).toBeCloseTo(1, 9);
+      // ...bit for bit: the trainer's forward is the sampler's.
+      if (job === 0) expect(metrics.sampler_logprob_max_diff).toBe(0);
       from = saveCheckpoint(updates, `rl-${job}`);
       // The optimizer moments travel with the checkpoint: one more step each job.
       expect(readOptimizerState(from.optimizerFile!)).toMatchObject({ step: job + 1, mode: "rl" });
