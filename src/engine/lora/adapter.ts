@@ -1,7 +1,7 @@
 import type { ModelConfig } from "../checkpoint/model-config.js";
 import type { Kernels } from "../kernels/types.js";
-import type { LinearAdapter, LinearName } from "../model/types.js";
-import { isTargeted, LINEAR_NAMES, linearShape, type LoraConfig, loraScale, validateLoraConfig } from "./config.js";
+import { LINEAR_NAMES, type LinearAdapter, type LinearName } from "../model/types.js";
+import { isTargeted, linearShape, type LoraConfig, loraScale, validateLoraConfig } from "./config.js";
 
 /**
  * The LoRA factors of one linear layer: W' = W + scale · B·A, with A [rank × in] and B
@@ -78,12 +78,13 @@ export class LoraAdapter implements LinearAdapter {
     return this.modules().flatMap((module) => [module.a, module.b]);
   }
 
-  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels): void {
+  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels, keep?: Float32Array): void {
     const module = this.module(layer, name);
     if (!module) return;
-    if (this.projection.length < rows * this.rank) this.projection = new Float32Array(rows * this.rank);
-    this.project(module, x, rows, this.projection, kernels);
-    this.expand(module, this.projection, rows, out, kernels);
+    if (!keep && this.projection.length < rows * this.rank) this.projection = new Float32Array(rows * this.rank);
+    const projection = keep ?? this.projection;
+    this.project(module, x, rows, projection, kernels);
+    this.expand(module, projection, rows, out, kernels);
   }
 
   /** t = x Aᵀ: [rows × rank] from [rows × in]. */

@@ -1,10 +1,9 @@
 import { CheckpointError } from "../checkpoint/errors.js";
 import { describe, JsonFields, type JsonObject } from "../checkpoint/json-file.js";
 import type { ModelConfig } from "../checkpoint/model-config.js";
-import type { LinearName } from "../model/types.js";
+import { LINEAR_NAMES, type LinearName } from "../model/types.js";
 
 /** The linear layers of a decoder layer in forward order, with their module paths inside the layer. */
-export const LINEAR_NAMES: readonly LinearName[] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
 
 export const MODULE_PATHS: Record<LinearName, string> = {
   q_proj: "self_attn.q_proj",

@@ -5,9 +5,9 @@ import { CheckpointError } from "../checkpoint/errors.js";
 import { readJsonObject } from "../checkpoint/json-file.js";
 import type { ModelConfig } from "../checkpoint/model-config.js";
 import { encodeSafetensors, SafetensorsReader, type TensorToWrite } from "../checkpoint/safetensors.js";
-import type { LinearName } from "../model/types.js";
+import { LINEAR_NAMES, type LinearName } from "../model/types.js";
 import { LoraAdapter, type LoraModule } from "./adapter.js";
-import { adapterConfigJson, isTargeted, LINEAR_NAMES, linearShape, MODULE_PATHS, parseAdapterConfig } from "./config.js";
+import { adapterConfigJson, isTargeted, linearShape, MODULE_PATHS, parseAdapterConfig } from "./config.js";
 
 export const ADAPTER_CONFIG_FILE = "adapter_config.json";
 export const ADAPTER_WEIGHTS_FILE = "adapter_model.safetensors";

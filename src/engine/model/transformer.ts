@@ -1,9 +1,11 @@
 import type { ModelConfig } from "../checkpoint/model-config.js";
 import type { Kernels } from "../kernels/types.js";
+import { DecoderLayer, type LayerPass } from "./decoder-layer.js";
 import { KvCache } from "./kv-cache.js";
+import { LayerActivations } from "./layer-activations.js";
 import { ropeInverseFrequencies, RopeTable } from "./rope.js";
-import type { ForwardSequence, LinearAdapter, LinearName } from "./types.js";
-import type { LayerWeights, Linear, ModelWeights } from "./weights.js";
+import type { ForwardSequence, LinearAdapter } from "./types.js";
+import type { ModelWeights } from "./weights.js";
 import { Workspace } from "./workspace.js";
 
 /** Where one sequence's new tokens sit in the batch's rows. */
@@ -18,10 +20,7 @@ interface Span {
 /**
  * The decoder-only transformer of llama, qwen2 and qwen3, in Hugging Face semantics:
  *
- *   h = embed(tokens)
- *   per layer:  h += o_proj(attention(rope(norm_q(q_proj(n))), rope(norm_k(k_proj(n))), v_proj(n)))  with n = rms_norm(h)
- *               h += down_proj(silu(gate_proj(n)) · up_proj(n))                                          with n = rms_norm(h)
- *   logits = lm_head(rms_norm(h))
+ *   h = embed(tokens);  per layer: h = DecoderLayer(h);  logits = lm_head(rms_norm(h))
  *
  * `forward` runs a batch of sequences together: all their new tokens go through each linear layer
  * as one matrix, attention runs per sequence against its own KV cache.
@@ -29,6 +28,8 @@ interface Span {
 export class Transformer {
   private readonly rope: RopeTable;
   private readonly workspace: Workspace;
+  private readonly layer: DecoderLayer;
+  private readonly activations: LayerActivations;
   private readonly queryWidth: number;
   private readonly kvWidth: number;
 
@@ -40,7 +41,10 @@ export class Transformer {
     this.queryWidth = config.numHeads * config.headDim;
     this.kvWidth = config.numKvHeads * config.headDim;
     this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxPositionEmbeddings);
-    this.workspace = new Workspace({ hidden: config.hiddenSize, queries: this.queryWidth, keyValues: this.kvWidth, intermediate: config.intermediateSize });
+    const sizes = { hidden: config.hiddenSize, queries: this.queryWidth, keyValues: this.kvWidth, intermediate: config.intermediateSize };
+    this.workspace = new Workspace(sizes);
+    this.activations = new LayerActivations(sizes);
+    this.layer = new DecoderLayer(config, kernels, this.rope);
   }
 
   /** An empty KV cache for one sequence of this model. */
@@ -63,9 +67,16 @@ export class Transformer {
     }
     this.rope.ensure(Math.max(...spans.map((span) => span.position + span.rows)));
     this.kernels.embed(ws.hidden, this.weights.embedTokens, concatTokens(batch, rows));
+    this.activations.ensure(rows, 0);
+    const pass: LayerPass = {
+      rows,
+      positions: ws.positions,
+      adapters: spans,
+      attend: (layer, out, queries, keys, values) => this.attend(layer, spans, out, queries, keys, values),
+      keepProjections: false,
+    };
     for (let layer = 0; layer < this.config.numLayers; layer++) {
-      this.attentionBlock(layer, this.weights.layers[layer]!, rows, spans);
-      this.mlpBlock(layer, this.weights.layers[layer]!, rows, spans);
+      this.layer.forward(layer, this.weights.layers[layer]!, pass, this.activations, ws.hidden, ws.hidden);
     }
     for (const span of spans) span.cache.length = span.position + span.rows;
     return this.logits(batch, spans);
@@ -106,53 +117,18 @@ export class Transformer {
     return spans;
   }
 
-  private attentionBlock(layer: number, weights: LayerWeights, rows: number, spans: Span[]): void {
-    const { kernels, config } = this;
-    const ws = this.workspace;
-    const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
-    kernels.rmsNorm(ws.normed, ws.hidden, weights.inputNorm, rows, config.rmsNormEps);
-    this.linear(ws.queries, ws.normed, rows, weights.q, layer, "q_proj", spans);
-    this.linear(ws.keys, ws.normed, rows, weights.k, layer, "k_proj", spans);
-    this.linear(ws.values, ws.normed, rows, weights.v, layer, "v_proj", spans);
-    if (weights.qNorm && weights.kNorm) {
-      kernels.rmsNorm(ws.queries, ws.queries, weights.qNorm, rows * heads, config.rmsNormEps);
-      kernels.rmsNorm(ws.keys, ws.keys, weights.kNorm, rows * kvHeads, config.rmsNormEps);
-    }
-    kernels.rope(ws.queries, rows, heads, headDim, ws.positions, this.rope.cos, this.rope.sin);
-    kernels.rope(ws.keys, rows, kvHeads, headDim, ws.positions, this.rope.cos, this.rope.sin);
+  /** Appends each sequence's new keys and values to its cache and attends there. */
+  private attend(layer: number, spans: readonly Span[], out: Float32Array, queries: Float32Array, keys: Float32Array, values: Float32Array): void {
+    const { numHeads: heads, numKvHeads: kvHeads, headDim } = this.config;
     const kvWidth = this.kvWidth;
+    const queryWidth = this.queryWidth;
     for (const span of spans) {
-      const keys = span.cache.keys[layer]!;
-      const values = span.cache.values[layer]!;
-      keys.set(ws.keys.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
-      values.set(ws.values.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
-      const queryRows = ws.queries.subarray(span.start * this.queryWidth, (span.start + span.rows) * this.queryWidth);
-      const out = ws.attended.subarray(span.start * this.queryWidth, (span.start + span.rows) * this.queryWidth);
-      kernels.attention(out, queryRows, span.rows, keys, values, span.position, { heads, kvHeads, headDim });
-    }
-    this.linear(ws.projected, ws.attended, rows, weights.o, layer, "o_proj", spans);
-    kernels.addInPlace(ws.hidden, ws.projected, rows * config.hiddenSize);
-  }
-
-  private mlpBlock(layer: number, weights: LayerWeights, rows: number, spans: Span[]): void {
-    const { kernels, config } = this;
-    const ws = this.workspace;
-    kernels.rmsNorm(ws.normed, ws.hidden, weights.postAttentionNorm, rows, config.rmsNormEps);
-    this.linear(ws.gate, ws.normed, rows, weights.gate, layer, "gate_proj", spans);
-    this.linear(ws.up, ws.normed, rows, weights.up, layer, "up_proj", spans);
-    kernels.siluMul(ws.gate, ws.gate, ws.up, rows * config.intermediateSize);
-    this.linear(ws.projected, ws.gate, rows, weights.down, layer, "down_proj", spans);
-    kernels.addInPlace(ws.hidden, ws.projected, rows * config.hiddenSize);
-  }
-
-  /** The base layer for every row at once, then each sequence's adapter on its own rows. */
-  private linear(out: Float32Array, x: Float32Array, rows: number, linear: Linear, layer: number, name: LinearName, spans: Span[]): void {
-    this.kernels.matmul(out, x, rows, linear.weight, linear.bias);
-    const { rows: outDim, cols: inDim } = linear.weight;
-    for (const span of spans) {
-      if (!span.adapter) continue;
-      const input = x.subarray(span.start * inDim, (span.start + span.rows) * inDim);
-      span.adapter.apply(layer, name, input, out.subarray(span.start * outDim, (span.start + span.rows) * outDim), span.rows, this.kernels);
+      const cachedKeys = span.cache.keys[layer]!;
+      const cachedValues = span.cache.values[layer]!;
+      cachedKeys.set(keys.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
+      cachedValues.set(values.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
+      const queryRows = queries.subarray(span.start * queryWidth, (span.start + span.rows) * queryWidth);
+      this.kernels.attention(out.subarray(span.start * queryWidth, (span.start + span.rows) * queryWidth), queryRows, span.rows, cachedKeys, cachedValues, span.position, { heads, kvHeads, headDim });
     }
   }
 

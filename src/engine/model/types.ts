@@ -4,13 +4,17 @@ import type { KvCache } from "./kv-cache.js";
 /** The linear layers of a decoder layer, by their Hugging Face (and PEFT target_modules) names. */
 export type LinearName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
 
+/** The linear layers in forward order (also the slot order of per-layer adapter data). */
+export const LINEAR_NAMES: readonly LinearName[] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
+
 /**
  * A per-sequence change to the linear layers, e.g. a LoRA adapter: after the base layer computed
- * `out` = x Wᵀ + b for one sequence's rows, `apply` adds its delta (for LoRA, scale · (x Aᵀ) Bᵀ).
+ * `out` = x Wᵀ + b for one sequence's rows, `apply` adds its delta (for LoRA, scale · (x Aᵀ) Bᵀ,
+ * leaving x Aᵀ in `keep` when given: the trainer's backward reads it).
  * Adapters see only their own sequence's rows, so one batch can mix adapters.
  */
 export interface LinearAdapter {
-  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels): void;
+  apply(layer: number, name: LinearName, x: Float32Array, out: Float32Array, rows: number, kernels: Kernels, keep?: Float32Array): void;
 }
 
 /** Which positions of a sequence need logits. */

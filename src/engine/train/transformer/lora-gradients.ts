@@ -1,5 +1,5 @@
 import type { LoraAdapter, LoraModule } from "../../lora/adapter.js";
-import { LINEAR_NAMES } from "../../lora/config.js";
+import { LINEAR_NAMES } from "../../model/types.js";
 import type { LinearName } from "../../model/types.js";
 
 /** dLoss/dA and dLoss/dB of every module of one adapter, in `adapter.parameters()` order. */

@@ -2,8 +2,10 @@ import type { LoraAdapter } from "../../lora/adapter.js";
 import { ropeInverseFrequencies, RopeTable } from "../../model/rope.js";
 import type { Transformer } from "../../model/transformer.js";
 import type { TrainingKernels } from "../kernels/types.js";
-import { type ActivationSizes, GradientBuffers, LayerActivations } from "./activations.js";
-import { DecoderLayerPass, type PassLayout } from "./decoder-layer.js";
+import { DecoderLayer } from "../../model/decoder-layer.js";
+import { type ActivationSizes, LayerActivations } from "../../model/layer-activations.js";
+import { GradientBuffers } from "./activations.js";
+import { DecoderLayerBackward, type PassLayout } from "./decoder-layer-backward.js";
 import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import { PackedAttention } from "./packed-attention.js";
 import { attentionSpans, type TrainingSequence } from "./sequence.js";
@@ -33,7 +35,9 @@ export interface ScoreRequest {
  * reentrant: one pass at a time (one per worker thread).
  */
 export class TrainingModel {
-  private readonly layerPass: DecoderLayerPass;
+  private readonly layer: DecoderLayer;
+  private readonly layerBackward: DecoderLayerBackward;
+  private readonly attention: PackedAttention;
   private readonly scorer: TokenScorer;
   private readonly rope: RopeTable;
   private readonly sizes: ActivationSizes;
@@ -54,8 +58,9 @@ export class TrainingModel {
     if (training.name !== kernels.name) throw new Error(`training kernels "${training.name}" do not pair with the model's "${kernels.name}" kernels`);
     this.sizes = { hidden: config.hiddenSize, queries: config.numHeads * config.headDim, keyValues: config.numKvHeads * config.headDim, intermediate: config.intermediateSize };
     this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxPositionEmbeddings);
-    const attention = new PackedAttention(kernels, training, { heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim });
-    this.layerPass = new DecoderLayerPass(config, kernels, training, this.rope, attention);
+    this.attention = new PackedAttention(kernels, training, { heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim });
+    this.layer = new DecoderLayer(config, kernels, this.rope);
+    this.layerBackward = new DecoderLayerBackward(config, kernels, training, this.rope, this.attention);
     const chunkRows = options.logitsChunkRows ?? Math.max(1, Math.floor((32 << 20) / (4 * config.vocabSize)));
     if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`logitsChunkRows must be a positive integer, got ${chunkRows}`);
     this.scorer = new TokenScorer(kernels, training, weights, config.rmsNormEps, { hidden: config.hiddenSize, vocab: config.vocabSize }, chunkRows);
@@ -72,7 +77,21 @@ export class TrainingModel {
     const { config, kernels, weights } = this.transformer;
     const rows = sequence.length;
     this.check(sequence, request);
-    const pass: PassLayout = { rows, positions: sequence.inputPos.subarray(0, rows), spans: attentionSpans(sequence), adapter };
+    const positions = sequence.inputPos.subarray(0, rows);
+    const spans = attentionSpans(sequence);
+    const pass: PassLayout = {
+      rows,
+      positions,
+      spans,
+      adapter,
+      layer: {
+        rows,
+        positions,
+        adapters: [{ start: 0, rows, adapter: adapter ?? undefined }],
+        attend: (_layer, out, queries, keys, values) => this.attention.forward(out, queries, keys, values, spans),
+        keepProjections: adapter !== null,
+      },
+    };
     let maxPosition = 0;
     for (let p = 0; p < rows; p++) maxPosition = Math.max(maxPosition, pass.positions[p]!);
     this.rope.ensure(maxPosition + 1);
@@ -86,7 +105,7 @@ export class TrainingModel {
     kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
     for (let layer = 0; layer < config.numLayers; layer++) {
       const acts = this.activations(keepAll ? layer : 0, rows, rank);
-      this.layerPass.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1));
+      this.layer.forward(layer, weights.layers[layer]!, pass.layer, acts, inputOf(layer), inputOf(layer + 1));
     }
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
@@ -126,8 +145,8 @@ export class TrainingModel {
       const layerWeights = weights.layers[layer]!;
       const acts = this.activations(last.keptAll ? layer : 0, rows, rank);
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
-      if (!last.keptAll) this.layerPass.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
-      this.layerPass.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
+      if (!last.keptAll) this.layer.forward(layer, layerWeights, pass.layer, acts, inputOf(layer), inputOf(layer + 1));
+      this.layerBackward.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
     }
     // dHidden is now dLoss/d(embedding rows).
     if (full) this.training.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);

@@ -1,37 +1,38 @@
 import type { ModelConfig } from "../../checkpoint/model-config.js";
 import type { Kernels } from "../../kernels/types.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
-import { LINEAR_NAMES } from "../../lora/config.js";
+import type { LayerPass } from "../../model/decoder-layer.js";
+import type { LayerActivations } from "../../model/layer-activations.js";
 import type { RopeTable } from "../../model/rope.js";
-import type { LinearName } from "../../model/types.js";
+import { LINEAR_NAMES, type LinearName } from "../../model/types.js";
 import type { LayerWeights, Linear } from "../../model/weights.js";
 import type { TrainingKernels } from "../kernels/types.js";
-import type { GradientBuffers, LayerActivations } from "./activations.js";
+import type { GradientBuffers } from "./activations.js";
 import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import type { PackedAttention } from "./packed-attention.js";
 import type { AttentionSpan } from "./sequence.js";
 
-/** What every layer of one pass shares: its rows, RoPE positions, attention spans and adapter. */
+/** What every layer of one training pass shares: its rows, RoPE positions, attention spans and adapter. */
 export interface PassLayout {
   rows: number;
   positions: Int32Array;
   spans: readonly AttentionSpan[];
   adapter: LoraAdapter | null;
+  /** The same, as the shared forward (`DecoderLayer`) takes it. */
+  layer: LayerPass;
 }
 
 /**
- * One decoder layer of the trainer, forward and backward, in the step order of
- * `Transformer.attentionBlock` / `mlpBlock` (the same kernels, so the same numbers), keeping
- * what the backward needs in `LayerActivations`:
+ * The backward of one decoder layer (`DecoderLayer`, whose forward filled `LayerActivations`):
  *
  *   n = rms_norm(x); q, k, v = linear(n); q, k = rope(q/k norm(q, k)); a = attention(q, k, v)
  *   m = x + o_proj(a);  n' = rms_norm(m);  out = m + down(silu(gate(n'))·up(n'))
  *
- * The backward walks these steps in reverse. Linear layers pass the gradient to their input
+ * walked in reverse. Linear layers pass the gradient to their input
  * (dY·W); with LoRA gradients the base weights are frozen and the factors' gradients are added,
  * with `ModelGradients` (full-parameter training) every weight, bias and norm weight gets its own.
  */
-export class DecoderLayerPass {
+export class DecoderLayerBackward {
   private readonly queryWidth: number;
   private readonly kvWidth: number;
 
@@ -44,38 +45,6 @@ export class DecoderLayerPass {
   ) {
     this.queryWidth = config.numHeads * config.headDim;
     this.kvWidth = config.numKvHeads * config.headDim;
-  }
-
-  /** Runs layer `layer` on input [rows × hidden] into output, filling `acts`. */
-  forward(layer: number, weights: LayerWeights, pass: PassLayout, acts: LayerActivations, input: Float32Array, output: Float32Array): void {
-    const { kernels, config } = this;
-    const { rows, positions } = pass;
-    const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
-    const eps = config.rmsNormEps;
-    kernels.rmsNorm(acts.normedAttention, input, weights.inputNorm, rows, eps);
-    this.linear(acts.queries, acts.normedAttention, weights.q, layer, "q_proj", pass, acts);
-    this.linear(acts.keys, acts.normedAttention, weights.k, layer, "k_proj", pass, acts);
-    this.linear(acts.values, acts.normedAttention, weights.v, layer, "v_proj", pass, acts);
-    if (weights.qNorm && weights.kNorm) {
-      kernels.rmsNorm(acts.queriesRoped, acts.queries, weights.qNorm, rows * heads, eps);
-      kernels.rmsNorm(acts.keysRoped, acts.keys, weights.kNorm, rows * kvHeads, eps);
-    } else {
-      acts.queriesRoped.set(acts.queries.subarray(0, rows * this.queryWidth));
-      acts.keysRoped.set(acts.keys.subarray(0, rows * this.kvWidth));
-    }
-    kernels.rope(acts.queriesRoped, rows, heads, headDim, positions, this.rope.cos, this.rope.sin);
-    kernels.rope(acts.keysRoped, rows, kvHeads, headDim, positions, this.rope.cos, this.rope.sin);
-    this.attention.forward(acts.attended, acts.queriesRoped, acts.keysRoped, acts.values, pass.spans);
-    // m = x + o_proj(a), built in hiddenMid.
-    this.linear(acts.hiddenMid, acts.attended, weights.o, layer, "o_proj", pass, acts);
-    kernels.addInPlace(acts.hiddenMid, input, rows * config.hiddenSize);
-
-    kernels.rmsNorm(acts.normedMlp, acts.hiddenMid, weights.postAttentionNorm, rows, eps);
-    this.linear(acts.gate, acts.normedMlp, weights.gate, layer, "gate_proj", pass, acts);
-    this.linear(acts.up, acts.normedMlp, weights.up, layer, "up_proj", pass, acts);
-    kernels.siluMul(acts.activated, acts.gate, acts.up, rows * config.intermediateSize);
-    this.linear(output, acts.activated, weights.down, layer, "down_proj", pass, acts);
-    kernels.addInPlace(output, acts.hiddenMid, rows * config.hiddenSize);
   }
 
   /**
@@ -116,16 +85,6 @@ export class DecoderLayerPass {
     this.linearBackward(grads.normed, dKeys, acts.normedAttention, weights.k, layer, "k_proj", pass, acts, grads, gradients, true);
     this.linearBackward(grads.normed, grads.values, acts.normedAttention, weights.v, layer, "v_proj", pass, acts, grads, gradients, true);
     training.rmsNormBackward(dHidden, grads.normed, input, weights.inputNorm, rows, eps, true, normGradient(weights.inputNorm));
-  }
-
-  /** The base layer, then the adapter's delta through its projection t = x Aᵀ (kept for the backward). */
-  private linear(out: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: PassLayout, acts: LayerActivations): void {
-    this.kernels.matmul(out, x, pass.rows, linear.weight, linear.bias);
-    const module = pass.adapter?.module(layer, name);
-    if (!module) return;
-    const projection = acts.projections[LINEAR_NAMES.indexOf(name)]!;
-    pass.adapter!.project(module, x, pass.rows, projection, this.kernels);
-    pass.adapter!.expand(module, projection, pass.rows, out, this.kernels);
   }
 
   /**

@@ -1,0 +1,90 @@
+import type { ModelConfig } from "../checkpoint/model-config.js";
+import type { Kernels } from "../kernels/types.js";
+import type { LayerActivations } from "./layer-activations.js";
+import type { RopeTable } from "./rope.js";
+import { LINEAR_NAMES, type LinearAdapter, type LinearName } from "./types.js";
+import type { LayerWeights, Linear } from "./weights.js";
+
+/** Rows of a pass that share one adapter (none: the base weights). */
+export interface AdapterSpan {
+  start: number;
+  rows: number;
+  adapter: LinearAdapter | undefined;
+}
+
+/** What one forward pass hands every layer: its rows, where attention looks, which adapters apply. */
+export interface LayerPass {
+  rows: number;
+  /** RoPE position of each row. */
+  positions: Int32Array;
+  adapters: readonly AdapterSpan[];
+  /**
+   * Attention of the rows' roped queries [rows × heads × headDim] over keys and values
+   * [rows × kvHeads × headDim] into `out`: inference writes them to the sequences' KV caches and
+   * attends there, the trainer attends over packed spans laid out the same way.
+   */
+  attend(layer: number, out: Float32Array, queries: Float32Array, keys: Float32Array, values: Float32Array): void;
+  /** Keep each adapted layer's x Aᵀ in `LayerActivations.projections` (the trainer's backward reads them). */
+  keepProjections: boolean;
+}
+
+/**
+ * One decoder layer of llama, qwen2 and qwen3, in Hugging Face semantics; the only forward there
+ * is, run by inference and by the trainer (which then keeps the activations for its backward):
+ *
+ *   n = rms_norm(x); q, k, v = linear(n); q, k = rope(q/k norm(q, k)); a = attention(q, k, v)
+ *   m = x + o_proj(a);  n' = rms_norm(m);  out = m + down(silu(gate(n'))·up(n'))
+ */
+export class DecoderLayer {
+  constructor(
+    private readonly config: ModelConfig,
+    private readonly kernels: Kernels,
+    private readonly rope: RopeTable,
+  ) {}
+
+  /** Runs layer `layer` on input [rows × hidden] into `output` (which may be `input`), filling `acts`. */
+  forward(layer: number, weights: LayerWeights, pass: LayerPass, acts: LayerActivations, input: Float32Array, output: Float32Array): void {
+    const { kernels, config } = this;
+    const { rows, positions } = pass;
+    const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
+    const eps = config.rmsNormEps;
+    kernels.rmsNorm(acts.normedAttention, input, weights.inputNorm, rows, eps);
+    this.linear(acts.queries, acts.normedAttention, weights.q, layer, "q_proj", pass, acts);
+    this.linear(acts.keys, acts.normedAttention, weights.k, layer, "k_proj", pass, acts);
+    this.linear(acts.values, acts.normedAttention, weights.v, layer, "v_proj", pass, acts);
+    if (weights.qNorm && weights.kNorm) {
+      kernels.rmsNorm(acts.queriesRoped, acts.queries, weights.qNorm, rows * heads, eps);
+      kernels.rmsNorm(acts.keysRoped, acts.keys, weights.kNorm, rows * kvHeads, eps);
+    } else {
+      acts.queriesRoped.set(acts.queries.subarray(0, rows * heads * headDim));
+      acts.keysRoped.set(acts.keys.subarray(0, rows * kvHeads * headDim));
+    }
+    kernels.rope(acts.queriesRoped, rows, heads, headDim, positions, this.rope.cos, this.rope.sin);
+    kernels.rope(acts.keysRoped, rows, kvHeads, headDim, positions, this.rope.cos, this.rope.sin);
+    pass.attend(layer, acts.attended, acts.queriesRoped, acts.keysRoped, acts.values);
+    // m = x + o_proj(a), built in hiddenMid.
+    this.linear(acts.hiddenMid, acts.attended, weights.o, layer, "o_proj", pass, acts);
+    kernels.addInPlace(acts.hiddenMid, input, rows * config.hiddenSize);
+
+    kernels.rmsNorm(acts.normedMlp, acts.hiddenMid, weights.postAttentionNorm, rows, eps);
+    this.linear(acts.gate, acts.normedMlp, weights.gate, layer, "gate_proj", pass, acts);
+    this.linear(acts.up, acts.normedMlp, weights.up, layer, "up_proj", pass, acts);
+    kernels.siluMul(acts.activated, acts.gate, acts.up, rows * config.intermediateSize);
+    this.linear(output, acts.activated, weights.down, layer, "down_proj", pass, acts);
+    kernels.addInPlace(output, acts.hiddenMid, rows * config.hiddenSize);
+  }
+
+  /** The base layer for every row at once, then each span's adapter on its own rows. */
+  private linear(out: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: LayerPass, acts: LayerActivations): void {
+    this.kernels.matmul(out, x, pass.rows, linear.weight, linear.bias);
+    const { rows: outDim, cols: inDim } = linear.weight;
+    // Kept projections are laid out for one span starting at row 0 (the trainer's single adapter).
+    const keep = pass.keepProjections ? acts.projections[LINEAR_NAMES.indexOf(name)] : undefined;
+    if (keep && pass.adapters.some((span) => span.start !== 0)) throw new Error("projections are kept for a pass with a single adapter span only");
+    for (const span of pass.adapters) {
+      if (!span.adapter) continue;
+      const input = x.subarray(span.start * inDim, (span.start + span.rows) * inDim);
+      span.adapter.apply(layer, name, input, out.subarray(span.start * outDim, (span.start + span.rows) * outDim), span.rows, this.kernels, keep);
+    }
+  }
+}
