@@ -10,6 +10,7 @@ import { resolveProject } from "./project.js";
 import { traceRoute } from "./scope.js";
 import type { TraceServices } from "../../store/trace/services.js";
 import { expandColumns } from "./ref-expansion.js";
+import { attachUsernames } from "./usernames.js";
 
 const DEFAULT_USAGE_LIMIT = 10_000;
 
@@ -49,6 +50,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     const expand = expandsRefs(body);
     for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
       if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
+      if (body.include_usernames) await attachUsernames(app.services.store.db, page);
       yield page;
     }
   }
