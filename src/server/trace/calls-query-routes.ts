@@ -22,7 +22,8 @@ function toCallsQuery(body: CallsQueryBody): CallsQuery {
     sortBy: body.sort_by,
     limit: body.limit,
     offset: body.offset,
-    columns: body.columns,
+    // Usernames are resolved from wb_user_id, so a narrowed column list still reads it.
+    columns: body.include_usernames && body.columns && body.columns.length > 0 ? [...body.columns, "wb_user_id"] : body.columns,
     includeStorageSize: body.include_storage_size === true,
     includeTotalStorageSize: body.include_total_storage_size === true,
   };

@@ -48,6 +48,8 @@ describe.each(testDialects)("call writes on %s", (dialect) => {
     expect(named.wb_username).toBe("alice");
     const { calls: queried } = (await alice.post("/calls/query", { project_id: project, include_usernames: true })).json();
     expect(queried[0].wb_username).toBe("alice");
+    const [narrow] = await alice.lines("/calls/stream_query", { project_id: project, include_usernames: true, columns: ["id"] });
+    expect(narrow.wb_username).toBe("alice");
     expect(call.summary).toEqual({ usage: { m: { prompt_tokens: 3 } }, weave: { status: "success", latency_ms: 1500, trace_name: "predict" } });
   });
 
