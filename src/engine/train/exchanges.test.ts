@@ -111,6 +111,14 @@ describe("chat_completions exchanges", () => {
     expect(() => historiesOf(twoChoices, [])).toThrow(/exchanges\.chat_completions\.0\.response\.choices: .*exactly one choice/);
   });
 
+  it("are the only source of exact prompt ids: an `exchange` key sent on a messages_and_choices trajectory is ignored", () => {
+    const reply = [...bytesOf("hi"), imEnd];
+    const posing = { messages_and_choices: [{ role: "user", content: "Q" }, sampled("hi", reply)], exchange: { prompt_token_ids: [1, 2, 3] } } as TrajectoryJson;
+    const [{ history }] = historiesOf(posing, []) as [ReturnType<typeof historiesOf>[number]];
+    expect(history.exchange).toBeUndefined();
+    expect(tokenizeHistory(history, deps, false, [])!.tokenIds).toEqual([...enc("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n"), ...reply]);
+  });
+
   it("refuse exact token ids beyond the vocabulary", () => {
     const choice = { ...sampled("x", [1]), token_ids: [tokenizer.vocabSize] };
     const { history, loc } = historiesOf({ messages_and_choices: [], exchanges: { chat_completions: [exchange([{ role: "user", content: "Q" }], choice, { prompt_token_ids: [1] })] } }, [])[0]!;

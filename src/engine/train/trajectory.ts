@@ -111,13 +111,14 @@ export function isTrainableItem(item: unknown, allowTrainingWithoutLogprobs: boo
 export function historiesOf(trajectory: TrajectoryJson, loc: Loc): { history: HistoryJson; loc: Loc }[] {
   if (!isObject(trajectory)) throw new TrainingInputError(loc, "a trajectory must be an object");
   if (hasExchanges(trajectory)) return exchangeHistories(trajectory, loc);
-  const histories = [{ history: trajectory as HistoryJson, loc }];
+  // Only the history fields are taken, so no key of the input can pose as `exchange`.
+  const histories = [{ history: { messages_and_choices: trajectory.messages_and_choices, tools: trajectory.tools }, loc }];
   const extra = trajectory.additional_histories ?? [];
   if (!Array.isArray(extra)) throw new TrainingInputError([...loc, "additional_histories"], "must be a list of histories");
   extra.forEach((history, index) => {
     const historyLoc = [...loc, "additional_histories", index];
     if (!isObject(history)) throw new TrainingInputError(historyLoc, "a history must be an object");
-    histories.push({ history, loc: historyLoc });
+    histories.push({ history: { messages_and_choices: history.messages_and_choices, tools: history.tools }, loc: historyLoc });
   });
   return histories;
 }
