@@ -8,6 +8,7 @@ import { requireApiKey } from "./auth.js";
 import type { ChatEngines } from "./chat/engines.js";
 import { chatRoutes } from "./chat/index.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
+import { installJsonBodyParser } from "./json-body.js";
 import { installMethodNotAllowed } from "./method-not-allowed.js";
 import { RequestLogController } from "./request-log.js";
 import { RouteCatalog } from "./routes.js";
@@ -53,6 +54,7 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
   app.decorate("routeCatalog", new RouteCatalog());
   // Only JSON is accepted by default; surfaces that take other media types add parsers in their scope.
   app.removeContentTypeParser("text/plain");
+  installJsonBodyParser(app);
 
   const styleForUrl = (url: string): ErrorStyle => (url.startsWith(config.traceBasePath) ? "trace" : url.startsWith("/v1/chat") ? "openai" : "detail");
   installErrorHandler(app, styleForUrl);

@@ -108,3 +108,14 @@ export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string): Pr
   await db.updateTable("api_keys").set({ revoked_at: revokedAt }).where("id", "=", match.id).execute();
   return { ...match, revoked_at: revokedAt };
 }
+
+/**
+ * The user name of each of these key ids (revoked keys included: their calls stay theirs). A key
+ * stands for its entity, so the name is the entity's; unknown ids are left out.
+ */
+export async function usernamesOfKeyIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db.selectFrom("api_keys").select(["id", "entity"]).where("id", "in", unique).execute();
+  return new Map(rows.map((row) => [row.id, row.entity]));
+}

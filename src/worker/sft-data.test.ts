@@ -28,6 +28,23 @@ describe("SFT data", () => {
     ]);
   });
 
+  it("reads trajectory rows in ART's exchanges form from their last chat_completions exchange", () => {
+    const first = { request: { messages: [{ role: "user", content: "q" }] }, response: { choices: [sampledChoice("a")] } };
+    const last = {
+      request: { messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }, { role: "user", content: "more" }], tools: [{ type: "function" }] },
+      response: { choices: [sampledChoice("b")] },
+    };
+    const rows = parseSftRows(JSON.stringify({ exchanges: { chat_completions: [first, last] }, reward: 1 }), "trajectories.jsonl");
+    expect(rows).toEqual([
+      {
+        messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }, { role: "user", content: "more" }, { role: "assistant", content: "b" }],
+        tools: [{ type: "function" }],
+      },
+    ]);
+    expect(() => parseSftRows(JSON.stringify({ exchanges: { responses: [{}] } }), "t.jsonl")).toThrow(/line 1: 'responses' exchanges cannot be trained/);
+    expect(() => parseSftRows(JSON.stringify({ exchanges: { chat_completions: [{ request: {} }] } }), "t.jsonl")).toThrow(/needs a chat_completions exchange/);
+  });
+
   it.each([
     ["[1]", /train.jsonl line 2: expected a JSON object/],
     ['{"messages": "hi"}', /non-empty list/],

@@ -1,9 +1,11 @@
+import { UNSUPPORTED_EXCHANGE_KINDS, unsupportedExchangeMessage } from "../engine/train/trajectory.js";
 import { type ChatMessage, isChoice } from "./trajectories.js";
 
 /**
  * SFT training data (spec/training.md §2.7, §7): one JSON object per line, `{"messages": [...],
  * "tools": [...]}` as ART writes `train.jsonl`. Lines in trajectory form (`messages_and_choices`)
- * are accepted too and converted the way ART's `Trajectory.messages()` does.
+ * are accepted too and converted the way ART's `Trajectory.messages()` does, as are lines in its
+ * newer `exchanges` form.
  */
 
 export interface SftRow {
@@ -44,6 +46,7 @@ export function parseSftRows(text: string, fileName: string): SftRow[] {
 
 function toRow(value: unknown, where: string): SftRow {
   if (!isRecord(value)) throw new SftDataError(`${where}: expected a JSON object with "messages"`);
+  if (value.messages === undefined && isRecord(value.exchanges)) return exchangesRow(value.exchanges, where);
   const source = value.messages ?? value.messages_and_choices;
   if (!Array.isArray(source) || source.length === 0) throw new SftDataError(`${where}: "messages" must be a non-empty list`);
   const messages = source.map((item, position) => toMessage(item, `${where}, message ${position}`));
@@ -51,6 +54,26 @@ function toRow(value: unknown, where: string): SftRow {
   const tools = value.tools;
   if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw new SftDataError(`${where}: "tools" must be a list`);
   return Array.isArray(tools) && tools.length > 0 ? { messages, tools } : { messages };
+}
+
+/**
+ * A trajectory line in ART's exchanges form: its last Chat Completions exchange is the whole
+ * conversation (the request's messages, which carry the earlier turns, and the response's choice).
+ */
+function exchangesRow(exchanges: Record<string, unknown>, where: string): SftRow {
+  for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
+    const list = exchanges[kind];
+    if (Array.isArray(list) && list.length > 0) throw new SftDataError(`${where}: ${unsupportedExchangeMessage(kind)}`);
+  }
+  const list = exchanges.chat_completions;
+  const last = Array.isArray(list) ? list[list.length - 1] : undefined;
+  const request = isRecord(last) ? last.request : undefined;
+  const response = isRecord(last) ? last.response : undefined;
+  const choices = isRecord(response) ? response.choices : undefined;
+  if (!isRecord(request) || !Array.isArray(request.messages) || !Array.isArray(choices) || choices.length !== 1) {
+    throw new SftDataError(`${where}: a trajectory in the exchanges form needs a chat_completions exchange with request messages and one response choice`);
+  }
+  return toRow({ messages: [...request.messages, choices[0]], tools: request.tools }, where);
 }
 
 function toMessage(item: unknown, where: string): ChatMessage {

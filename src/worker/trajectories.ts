@@ -1,5 +1,5 @@
 import { rewardsHaveZeroVariance } from "../engine/train/advantages.js";
-import { type ChatMessage, type ChatTool, type HistoryItem, isChoice, isTrainableItem } from "../engine/train/trajectory.js";
+import { type ChatMessage, type ChatTool, type HistoryItem, historiesOf, isChoice, trainableFlags, type TrajectoryExchangesJson, type TrajectoryJson } from "../engine/train/trajectory.js";
 
 /**
  * Trajectory groups as a job stores them (spec/training.md §4: the engine's trajectory types with
@@ -17,6 +17,8 @@ export interface History {
 }
 
 export interface Trajectory extends History {
+  /** ART's newer form (chat_completions exchanges); empty lists when the trajectory uses messages_and_choices. */
+  exchanges: TrajectoryExchangesJson;
   additional_histories: History[];
   reward: number;
   metrics: Record<string, number | boolean>;
@@ -41,11 +43,11 @@ export function groupRewardsVary(group: Pick<TrajectoryGroup, "trajectories">): 
 
 /**
  * Whether a trajectory has an item the trainer could learn from (§6 step 1): a Choice with
- * logprobs, or with `allowWithoutLogprobs` any Choice or assistant message.
+ * logprobs, or with `allowWithoutLogprobs` any Choice or assistant message (of an exchange, only
+ * its response's Choice).
  */
-export function hasTrainableItem(trajectory: History & { additional_histories?: History[] }, allowWithoutLogprobs: boolean): boolean {
-  const histories = [trajectory, ...(trajectory.additional_histories ?? [])];
-  return histories.some((history) => history.messages_and_choices.some((item) => isTrainableItem(item, allowWithoutLogprobs)));
+export function hasTrainableItem(trajectory: History & { additional_histories?: History[]; exchanges?: TrajectoryExchangesJson }, allowWithoutLogprobs: boolean): boolean {
+  return historiesOf(trajectory as TrajectoryJson, []).some(({ history }) => trainableFlags(history, history.messages_and_choices, allowWithoutLogprobs).includes(true));
 }
 
 export interface TrainabilitySummary {

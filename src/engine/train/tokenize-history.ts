@@ -3,9 +3,10 @@ import { TrainingInputError, type Loc } from "./errors.js";
 import {
   choiceSampledTokens,
   decodeToolCallArguments,
+  exactChoiceTokenIds,
   historyItems,
   isChoice,
-  isTrainableItem,
+  trainableFlags,
   normalizeTools,
   toChatMessage,
   type ChatMessage,
@@ -32,13 +33,13 @@ const EMPTY_THINK_BLOCK_TOKENS = 4;
 
 export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, allowTrainingWithoutLogprobs: boolean, loc: Loc): TokenizedHistory | null {
   const allItems = historyItems(history, loc);
-  let last = -1;
-  allItems.forEach((item, index) => {
-    if (isTrainableItem(item, allowTrainingWithoutLogprobs)) last = index;
-  });
+  const allTrainable = trainableFlags(history, allItems, allowTrainingWithoutLogprobs);
+  const last = allTrainable.lastIndexOf(true);
   if (last < 0) return null;
+  const exact = exactExchangeTokens(history, allItems[last]!, deps.tokenizer.vocabSize, loc);
+  if (exact) return exact;
   const items = allItems.slice(0, last + 1);
-  const trainable = items.map((item) => isTrainableItem(item, allowTrainingWithoutLogprobs));
+  const trainable = allTrainable.slice(0, last + 1);
   const tools = normalizeTools(history.tools, [...loc, "tools"]);
   const messages = chatMessages(items, deps.chatTemplate, loc);
 
@@ -82,6 +83,31 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
     cursor = start + count;
   });
   return { tokenIds, logprobs, assistantMask: mask };
+}
+
+/**
+ * An exchange whose response reported the prompt's and the choice's token ids trains on exactly
+ * those ids (no re-rendering, so nothing a template or tokenizer does differently can shift them);
+ * null when it did not report both.
+ */
+function exactExchangeTokens(history: HistoryJson, final: HistoryItem, vocabSize: number, loc: Loc): TokenizedHistory | null {
+  const promptIds = history.exchange?.prompt_token_ids;
+  if (!promptIds || !isChoice(final)) return null;
+  const sampledIds = exactChoiceTokenIds(final);
+  if (!sampledIds) return null;
+  if ([...promptIds, ...sampledIds].some((id) => id >= vocabSize)) {
+    throw new TrainingInputError([...loc, "response"], `token ids must be below the model's vocabulary size (${vocabSize}); was the exchange sampled from another model?`);
+  }
+  const entries = final.logprobs?.content ?? [];
+  const sampledLogprobs =
+    Array.isArray(entries) && entries.length === sampledIds.length && entries.every((entry) => typeof entry?.logprob === "number")
+      ? entries.map((entry) => entry.logprob)
+      : new Array<number>(sampledIds.length).fill(NaN);
+  return {
+    tokenIds: [...promptIds, ...sampledIds],
+    logprobs: [...new Array<number>(promptIds.length).fill(NaN), ...sampledLogprobs],
+    assistantMask: [...new Array<number>(promptIds.length).fill(0), ...new Array<number>(sampledIds.length).fill(1)],
+  };
 }
 
 function chatMessages(items: HistoryItem[], chatTemplate: string, loc: Loc): ChatMessage[] {

@@ -47,9 +47,35 @@ export type ChatTool = Record<string, unknown>;
 export interface HistoryJson {
   messages_and_choices: HistoryItem[];
   tools?: ChatTool[] | null;
+  /**
+   * Set on a history made from one captured exchange: only its final Choice (the response) is
+   * trained, the request's messages are its prompt; `prompt_token_ids` are the ids the engine
+   * sampled from, when the response reported them.
+   */
+  exchange?: { prompt_token_ids: number[] | null };
 }
 
+/** One captured Chat Completions call (ART's `ChatCompletionsExchange`): the request body and the response. */
+export interface ChatCompletionsExchangeJson {
+  request: { messages: ChatMessage[]; tools?: ChatTool[] | null; [key: string]: unknown };
+  response: { choices: ChoiceJson[]; prompt_token_ids?: number[] | null; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** ART's `TrajectoryExchanges`: captured calls by API. Only Chat Completions exchanges can train here. */
+export interface TrajectoryExchangesJson {
+  chat_completions?: ChatCompletionsExchangeJson[] | null;
+  completions?: unknown[] | null;
+  responses?: unknown[] | null;
+  messages?: unknown[] | null;
+}
+
+/** Exchange kinds of APIs that Flywheel does not serve, so their responses cannot be trained on. */
+export const UNSUPPORTED_EXCHANGE_KINDS = ["completions", "responses", "messages"] as const;
+
 export interface TrajectoryJson extends HistoryJson {
+  /** ART's newer form: captured exchanges instead of messages_and_choices (never both). */
+  exchanges?: TrajectoryExchangesJson | null;
   additional_histories?: HistoryJson[] | null;
   reward?: number;
   metrics?: Record<string, unknown> | null;
@@ -78,18 +104,88 @@ export function isTrainableItem(item: unknown, allowTrainingWithoutLogprobs: boo
   return allowTrainingWithoutLogprobs && isObject(item) && item.role === "assistant";
 }
 
-/** Main history first, then each additional history; all share the trajectory's advantage. */
+/**
+ * Main history first, then each additional history, or, for a trajectory in the exchanges form,
+ * one history per Chat Completions exchange (each a trained span); all share the trajectory's advantage.
+ */
 export function historiesOf(trajectory: TrajectoryJson, loc: Loc): { history: HistoryJson; loc: Loc }[] {
   if (!isObject(trajectory)) throw new TrainingInputError(loc, "a trajectory must be an object");
-  const histories = [{ history: trajectory as HistoryJson, loc }];
+  if (hasExchanges(trajectory)) return exchangeHistories(trajectory, loc);
+  // Only the history fields are taken, so no key of the input can pose as `exchange`.
+  const histories = [{ history: { messages_and_choices: trajectory.messages_and_choices, tools: trajectory.tools }, loc }];
   const extra = trajectory.additional_histories ?? [];
   if (!Array.isArray(extra)) throw new TrainingInputError([...loc, "additional_histories"], "must be a list of histories");
   extra.forEach((history, index) => {
     const historyLoc = [...loc, "additional_histories", index];
     if (!isObject(history)) throw new TrainingInputError(historyLoc, "a history must be an object");
-    histories.push({ history, loc: historyLoc });
+    histories.push({ history: { messages_and_choices: history.messages_and_choices, tools: history.tools }, loc: historyLoc });
   });
   return histories;
+}
+
+/** Whether the trajectory carries any exchange (of any kind). */
+export function hasExchanges(trajectory: TrajectoryJson): boolean {
+  const exchanges = trajectory.exchanges;
+  if (!isObject(exchanges)) return false;
+  return Object.values(exchanges).some((list) => Array.isArray(list) && list.length > 0);
+}
+
+function exchangeHistories(trajectory: TrajectoryJson, loc: Loc): { history: HistoryJson; loc: Loc }[] {
+  const exchanges = trajectory.exchanges as TrajectoryExchangesJson;
+  if ((Array.isArray(trajectory.messages_and_choices) && trajectory.messages_and_choices.length > 0) || (trajectory.additional_histories ?? []).length > 0) {
+    throw new TrainingInputError(loc, "a trajectory cannot contain both exchanges and messages_and_choices (or additional_histories)");
+  }
+  for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
+    if ((exchanges[kind] ?? []).length > 0) throw new TrainingInputError([...loc, "exchanges", kind], unsupportedExchangeMessage(kind));
+  }
+  const list = exchanges.chat_completions ?? [];
+  if (!Array.isArray(list)) throw new TrainingInputError([...loc, "exchanges", "chat_completions"], "must be a list of exchanges");
+  return list.map((exchange, index) => {
+    const exchangeLoc = [...loc, "exchanges", "chat_completions", index];
+    const messages = exchange?.request?.messages;
+    if (!Array.isArray(messages)) throw new TrainingInputError([...exchangeLoc, "request", "messages"], "must be a list of messages");
+    const choices = exchange.response?.choices;
+    if (!Array.isArray(choices) || choices.length !== 1 || !isChoice(choices[0])) {
+      throw new TrainingInputError([...exchangeLoc, "response", "choices"], "a trained exchange needs a response with exactly one choice");
+    }
+    const choice = choices[0];
+    const prompt = choice.prompt_token_ids ?? exchange.response.prompt_token_ids;
+    const history: HistoryJson = {
+      messages_and_choices: [...messages, choice],
+      tools: exchange.request.tools ?? null,
+      exchange: { prompt_token_ids: isTokenIdList(prompt) ? prompt : null },
+    };
+    return { history, loc: exchangeLoc };
+  });
+}
+
+export function unsupportedExchangeMessage(kind: string): string {
+  return `'${kind}' exchanges cannot be trained: Flywheel serves only the Chat Completions API, so send chat_completions exchanges (or messages_and_choices)`;
+}
+
+function isTokenIdList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((id) => Number.isInteger(id) && id >= 0);
+}
+
+/**
+ * Which items of a history train: any trainable item of a messages_and_choices history; only the
+ * final Choice (the response) of an exchange history, whose request messages are its prompt.
+ */
+export function trainableFlags(history: HistoryJson, items: readonly HistoryItem[], allowTrainingWithoutLogprobs: boolean): boolean[] {
+  if (history.exchange) return items.map((item, index) => index === items.length - 1 && isTrainableItem(item, allowTrainingWithoutLogprobs));
+  return items.map((item) => isTrainableItem(item, allowTrainingWithoutLogprobs));
+}
+
+/**
+ * The exact token ids of a Choice when the engine reported them: vLLM's `token_ids`, else
+ * `token_id:<N>` strings in its logprobs; undefined when it did not.
+ */
+export function exactChoiceTokenIds(choice: ChoiceJson): number[] | undefined {
+  if (isTokenIdList(choice.token_ids)) return [...choice.token_ids];
+  const entries = choice.logprobs?.content ?? [];
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  const parsed = entries.map((entry) => TOKEN_ID_PATTERN.exec(isObject(entry) && typeof entry.token === "string" ? entry.token : "")?.[1]);
+  return parsed.every((id) => id !== undefined) ? parsed.map(Number) : undefined;
 }
 
 /** The items of a history, checked to be a list of objects. */

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import { installJsonBodyParser } from "../json-body.js";
 import { chatCompletionsRoute } from "./completions-route.js";
+import { keepExactTopLevelIntegers } from "./exact-integers.js";
 import { loraRoutes } from "./lora-routes.js";
 import { modelListRoute } from "./models-route.js";
 import { RuntimeAdapters } from "./runtime-adapters.js";
@@ -15,6 +17,7 @@ export interface ChatRouting {
 
 /** The OpenAI-compatible surface under /v1. */
 export async function chatRoutes(app: FastifyInstance): Promise<void> {
+  installJsonBodyParser(app, { refine: keepExactTopLevelIntegers });
   const routing: ChatRouting = { runtimeAdapters: new RuntimeAdapters(), upstreams: new UpstreamRouter(app.services.config.upstreams) };
   modelListRoute(app, routing);
   chatCompletionsRoute(app, routing);

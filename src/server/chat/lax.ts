@@ -92,5 +92,32 @@ export function laxInt(bounds: { min?: number; max?: number } = {}) {
   return laxType(coerceInt, "integer").pipe(checked).meta({ type: "integer" });
 }
 
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer checked exactly against bounds beyond 2^53 (by default signed 64-bit, as vLLM's
+ * `seed` and `priority`): an integer too large for a double arrives as its decimal text (see
+ * `keepExactTopLevelIntegers`), or as a number whose exact value is compared. The result is the
+ * nearest double, which is what the engine uses.
+ */
+export function laxInt64(bounds: { min?: bigint; max?: bigint } = {}) {
+  const min = bounds.min ?? INT64_MIN;
+  const max = bounds.max ?? INT64_MAX;
+  const coerce = (value: unknown): number | Issue => {
+    let exact: bigint;
+    if (typeof value === "string" && INTEGER_STRING.test(value.trim())) exact = BigInt(value.trim());
+    else {
+      const number = coerceInt(value);
+      if (number instanceof Issue) return number;
+      exact = BigInt(number);
+    }
+    if (exact < min) return new Issue(`Input should be greater than or equal to ${min}`, "greater_than_equal");
+    if (exact > max) return new Issue(`Input should be less than or equal to ${max}`, "less_than_equal");
+    return Number(exact);
+  };
+  return laxType(coerce, "integer").meta({ type: "integer" });
+}
+
 /** A number with pydantic's lax coercion; infinities and NaN pass (the chat rules reject them by name). */
 export const laxFloat = () => laxType(coerceFloat, "number");

@@ -81,6 +81,17 @@ describe("chat completion request schema", () => {
     expect(parse({ messages: user, truncate_prompt_tokens: -1 }).truncate_prompt_tokens).toBe(-1);
   });
 
+  it("checks int64 bounds exactly on the decimal text of integers a double cannot hold", () => {
+    expect(parse({ messages: user, seed: "9223372036854775807" }).seed).toBe(2 ** 63);
+    expect(parse({ messages: user, seed: "-9223372036854775808" }).seed).toBe(-(2 ** 63));
+    expect(issues({ messages: user, seed: "9223372036854775808" })).toEqual([{ loc: ["body", "seed"], msg: "Input should be less than or equal to 9223372036854775807", type: "less_than_equal" }]);
+    expect(issues({ messages: user, seed: "-9223372036854775809" })).toEqual([{ loc: ["body", "seed"], msg: "Input should be greater than or equal to -9223372036854775808", type: "greater_than_equal" }]);
+    // A number is taken at its exact value: 2^63 itself is out of range.
+    expect(issues({ messages: user, seed: 2 ** 63 })[0]!.type).toBe("less_than_equal");
+    expect(issues({ messages: user, seed: 1.5 })[0]!.type).toBe("int_from_float");
+    expect(issues({ messages: user, priority: "9223372036854775808" })[0]!.loc).toEqual(["body", "priority"]);
+  });
+
   it("rejects enum values and unknown response_format types", () => {
     expect(issues({ messages: user, reasoning_effort: "extreme" })[0]).toMatchObject({ loc: ["body", "reasoning_effort"], type: "literal_error" });
     expect(issues({ messages: user, tool_choice: "sometimes" })[0]!.loc).toEqual(["body", "tool_choice"]);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { laxBool, laxFloat, laxInt } from "./lax.js";
+import { laxBool, laxFloat, laxInt, laxInt64 } from "./lax.js";
 
 /**
  * The chat completion request (`spec/interface.md` §2.1, `spec/chat.md` §2): every field with its
@@ -9,9 +9,6 @@ import { laxBool, laxFloat, laxInt } from "./lax.js";
  * Fields whose default depends on the model (logprobs, return_tokens_as_token_ids) stay undefined
  * when absent so the handler can tell "unset" from "false".
  */
-
-const INT64_MIN = -(2 ** 63);
-const INT64_MAX = 2 ** 63;
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -119,7 +116,7 @@ export const ChatCompletionReq = z.object({
   max_completion_tokens: laxInt().nullish(),
   n: laxInt().nullish(),
   response_format: ResponseFormat.nullish(),
-  seed: laxInt({ min: INT64_MIN, max: INT64_MAX }).nullish(),
+  seed: laxInt64().nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
   stream: laxBool().nullish(),
   stream_options: StreamOptions.nullish(),
@@ -142,7 +139,7 @@ export const ChatCompletionReq = z.object({
   min_tokens: laxInt().default(0),
   skip_special_tokens: laxBool().default(true),
   spaces_between_special_tokens: laxBool().default(true),
-  truncate_prompt_tokens: laxInt({ min: -1, max: INT64_MAX }).nullish(),
+  truncate_prompt_tokens: laxInt64({ min: -1n }).nullish(),
   prompt_logprobs: laxInt().nullish(),
   allowed_token_ids: z.array(laxInt()).nullish(),
   bad_words: z.array(z.string()).default([]),
@@ -155,7 +152,7 @@ export const ChatCompletionReq = z.object({
   chat_template_kwargs: JsonObject.nullish(),
   mm_processor_kwargs: JsonObject.nullish(),
   structured_outputs: StructuredOutputs.nullish(),
-  priority: laxInt({ min: INT64_MIN, max: INT64_MAX }).default(0),
+  priority: laxInt64().default(0),
   request_id: z.string().optional(),
   return_tokens_as_token_ids: laxBool().nullish().describe("Default false; true for trained-model names"),
   return_token_ids: laxBool().nullish(),

@@ -10,6 +10,7 @@ import { resolveProject } from "./project.js";
 import { traceRoute } from "./scope.js";
 import type { TraceServices } from "../../store/trace/services.js";
 import { expandColumns } from "./ref-expansion.js";
+import { attachUsernames } from "./usernames.js";
 
 const DEFAULT_USAGE_LIMIT = 10_000;
 
@@ -21,7 +22,8 @@ function toCallsQuery(body: CallsQueryBody): CallsQuery {
     sortBy: body.sort_by,
     limit: body.limit,
     offset: body.offset,
-    columns: body.columns,
+    // Usernames are resolved from wb_user_id, so a narrowed column list still reads it.
+    columns: body.include_usernames && body.columns && body.columns.length > 0 ? [...body.columns, "wb_user_id"] : body.columns,
     includeStorageSize: body.include_storage_size === true,
     includeTotalStorageSize: body.include_total_storage_size === true,
   };
@@ -49,6 +51,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     const expand = expandsRefs(body);
     for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
       if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
+      if (body.include_usernames) await attachUsernames(app.services.store.db, page);
       yield page;
     }
   }

@@ -43,6 +43,13 @@ describe.each(testDialects)("call writes on %s", (dialect) => {
       deleted_at: null,
     });
     expect(call.wb_user_id).toEqual(expect.any(String));
+    expect(call.wb_username).toBeUndefined();
+    const [named] = await alice.lines("/calls/stream_query", { project_id: project, include_usernames: true });
+    expect(named.wb_username).toBe("alice");
+    const { calls: queried } = (await alice.post("/calls/query", { project_id: project, include_usernames: true })).json();
+    expect(queried[0].wb_username).toBe("alice");
+    const [narrow] = await alice.lines("/calls/stream_query", { project_id: project, include_usernames: true, columns: ["id"] });
+    expect(narrow.wb_username).toBe("alice");
     expect(call.summary).toEqual({ usage: { m: { prompt_tokens: 3 } }, weave: { status: "success", latency_ms: 1500, trace_name: "predict" } });
   });
 

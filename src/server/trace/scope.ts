@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { TraceError } from "../../store/trace/errors.js";
 import { parseJsonLossless, stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { sendError } from "../errors.js";
+import { installJsonBodyParser } from "../json-body.js";
 
 /**
  * Routes that store or return user values (objects, tables, refs, v2 resources, evaluations) parse
@@ -9,19 +10,7 @@ import { sendError } from "../errors.js";
  * those numbers as they came.
  */
 export function useLosslessJson(app: FastifyInstance): void {
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === "") {
-      done(Object.assign(new Error("Body cannot be empty when content-type is set to 'application/json'"), { code: "FST_ERR_CTP_EMPTY_JSON_BODY", statusCode: 400 }));
-      return;
-    }
-    try {
-      done(null, parseJsonLossless(text));
-    } catch (error) {
-      done(error as Error);
-    }
-  });
+  installJsonBodyParser(app, { parse: parseJsonLossless });
   app.setReplySerializer((payload) => stringifyJsonLossless(payload));
 }
 

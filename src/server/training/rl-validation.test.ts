@@ -109,7 +109,6 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
           ],
         },
         { trajectories: "none" },
-        {},
       ],
     });
     expect(bad.statusCode).toBe(422);
@@ -119,14 +118,12 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
       "body.trajectory_groups.0.trajectories.0.messages_and_choices.2.logprobs.content.0.logprob",
       "body.trajectory_groups.0.trajectories.0.messages_and_choices.3",
       "body.trajectory_groups.0.trajectories.0.reward",
-      "body.trajectory_groups.0.trajectories.1.messages_and_choices",
+      "body.trajectory_groups.0.trajectories.1.exchanges",
       "body.trajectory_groups.0.trajectories.2.metrics.ok",
       "body.trajectory_groups.1.trajectories",
-      "body.trajectory_groups.2.trajectories",
     ]);
     expect(bad.json().detail[2]).toMatchObject({ msg: "Field required", type: "missing" });
-    expect(bad.json().detail[5].msg).toMatch(/exchanges/);
-    expect(bad.json().detail[8]).toMatchObject({ msg: "Field required", type: "missing" });
+    expect(bad.json().detail[5]).toMatchObject({ type: "dict_type" });
   });
 
   it("documents the training routes in /openapi.json from the same schemas", async () => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UNSUPPORTED_EXCHANGE_KINDS, unsupportedExchangeMessage } from "../../engine/train/trajectory.js";
 import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
 
 /**
@@ -16,6 +17,9 @@ const TokenLogprob = z.looseObject({
   top_logprobs: z.array(TopLogprob).nullish(),
 });
 
+/** Exact token ids as vLLM reports them (`return_token_ids`). */
+const TokenIds = z.array(z.number().int().min(0));
+
 const ToolCall = z.looseObject({ id: z.string().nullish(), type: z.string().nullish(), function: z.looseObject({ name: z.string(), arguments: z.string() }) });
 
 /** A sampled choice (the OpenAI SDK's `Choice` dump): the items the trainer learns from. */
@@ -28,6 +32,8 @@ const Choice = z.looseObject({
   logprobs: z.looseObject({ content: z.array(TokenLogprob).nullish(), refusal: z.array(TokenLogprob).nullish() }).nullish(),
   finish_reason: z.string().nullish(),
   index: z.number().int().optional(),
+  token_ids: TokenIds.nullish(),
+  prompt_token_ids: TokenIds.nullish(),
 });
 
 const Message = z.looseObject({
@@ -60,31 +66,71 @@ const History = z.looseObject({
     .transform((tools) => tools ?? null),
 });
 
+/**
+ * One captured Chat Completions call (ART's `ChatCompletionsExchange`): the request body as sent
+ * and the response; it trains like a history of the request's messages and the response's choice.
+ */
+const ChatCompletionsExchange = z.looseObject({
+  request: z.looseObject({ messages: z.array(Message), tools: z.array(Tool).nullish() }),
+  response: z.looseObject({
+    choices: z.array(Choice).refine((choices) => choices.length === 1, { message: "A trained exchange needs a response with exactly one choice" }),
+    prompt_token_ids: TokenIds.nullish(),
+  }),
+  start_time: z.string().nullish(),
+  end_time: z.string().nullish(),
+  model: z.string().nullish(),
+});
+
+/** ART's `TrajectoryExchanges`; its dumps leave out empty lists. Kinds other than chat_completions are refused below. */
+const Exchanges = z
+  .looseObject({
+    chat_completions: z.array(ChatCompletionsExchange).nullish(),
+    completions: z.array(z.unknown()).nullish(),
+    responses: z.array(z.unknown()).nullish(),
+    messages: z.array(z.unknown()).nullish(),
+  })
+  .transform((exchanges) => ({
+    chat_completions: exchanges.chat_completions ?? [],
+    completions: exchanges.completions ?? [],
+    responses: exchanges.responses ?? [],
+    messages: exchanges.messages ?? [],
+  }));
+
 const MetricValues = z.record(z.string(), z.union([z.number(), z.boolean()]));
 
+/**
+ * A trajectory in either of ART's forms: `messages_and_choices` (+ `tools`, `additional_histories`)
+ * or `exchanges`, never both. Fields ART leaves out at their defaults (it dumps with
+ * exclude_defaults: reward 0, empty lists and maps) take those defaults.
+ */
 export const TrajectorySchema = z
   .looseObject({
-    messages_and_choices: z.array(Item).optional(),
+    exchanges: Exchanges.nullish(),
+    messages_and_choices: z.array(Item).nullish(),
     tools: z.array(Tool).nullish(),
     additional_histories: z.array(History).nullish(),
     reward: z.number().default(0),
     initial_policy_version: z.number().int().nullish(),
     final_policy_version: z.number().int().nullish(),
     metrics: MetricValues.nullish(),
-    metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
     logs: z.array(z.string()).nullish(),
   })
   .superRefine((trajectory, ctx) => {
-    if (trajectory.messages_and_choices === undefined && "exchanges" in trajectory) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["messages_and_choices"],
-        message: "Trajectories in the newer `exchanges` form are not supported; send messages_and_choices",
-      });
+    const exchanges = trajectory.exchanges;
+    if (!exchanges) return;
+    for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
+      if (exchanges[kind].length > 0) ctx.addIssue({ code: "custom", path: ["exchanges", kind], message: unsupportedExchangeMessage(kind) });
+    }
+    const hasExchanges = Object.values(exchanges).some((list) => list.length > 0);
+    const hasHistories = (trajectory.messages_and_choices ?? []).length > 0 || (trajectory.tools ?? null) !== null || (trajectory.additional_histories ?? []).length > 0;
+    if (hasExchanges && hasHistories) {
+      ctx.addIssue({ code: "custom", path: [], message: "This trajectory has both exchanges and messages_and_choices (or tools, additional_histories); send one form only" });
     }
   })
   .transform((trajectory) => ({
     ...trajectory,
+    exchanges: trajectory.exchanges ?? { chat_completions: [], completions: [], responses: [], messages: [] },
     messages_and_choices: trajectory.messages_and_choices ?? [],
     tools: trajectory.tools ?? null,
     additional_histories: trajectory.additional_histories ?? [],
@@ -97,7 +143,7 @@ const RolloutException = z.looseObject({ type: z.string().nullish(), message: z.
 
 export const TrajectoryGroupSchema = z
   .looseObject({
-    trajectories: z.array(TrajectorySchema),
+    trajectories: z.array(TrajectorySchema).default([]),
     exceptions: z.array(RolloutException).nullish(),
     metadata: z.record(z.string(), z.unknown()).nullish(),
     metrics: MetricValues.nullish(),

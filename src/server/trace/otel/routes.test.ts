@@ -163,6 +163,30 @@ describe.each(testDialects)("OpenTelemetry ingest on %s", (dialect) => {
     expect(bad.json().reason).toEqual(expect.any(String));
   });
 
+  it("ingests at /agents/otel/v1/traces (Weave's agent integrations) exactly as at /otel/v1/traces", async () => {
+    const res = await t.app.inject({
+      method: "POST",
+      url: "/trace/agents/otel/v1/traces",
+      payload: encodeOtlp(request("otel-agents")),
+      headers: { "content-type": "application/x-protobuf", authorization: `Basic ${Buffer.from(`api:${t.keys.alice}`).toString("base64")}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/x-protobuf");
+    const agents = await callsOf("otel-agents");
+    const plain = await callsOf("otel-pb");
+    expect(Object.keys(agents).sort()).toEqual(Object.keys(plain).sort());
+    expect(agents[ROOT].attributes.otel_span.attributes).toEqual(plain[ROOT].attributes.otel_span.attributes);
+    expect(agents[ROOT].summary).toEqual(plain[ROOT].summary);
+    const json = await t.app.inject({
+      method: "POST",
+      url: "/trace/agents/otel/v1/traces",
+      payload: JSON.stringify(otlpJson(request("otel-agents-json"))),
+      headers: { "content-type": "application/json", "wandb-api-key": t.keys.alice },
+    });
+    expect(json.statusCode).toBe(200);
+    expect(Object.keys(await callsOf("otel-agents-json")).sort()).toEqual(Object.keys(plain).sort());
+  });
+
   it("rejects spans whose attributes conflict and stores the rest", async () => {
     const body = request("otel-partial");
     body[0]!.spans.push({ traceId: TRACE, spanId: "3333333333333333", name: "bad", startNanos: T0, endNanos: T0, attributes: { "gen_ai.prompt": true, "gen_ai.prompt.content": "Hello" } });

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CallWrite } from "../../../store/trace/calls/types.js";
 import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
@@ -52,7 +52,7 @@ export async function otelRoutes(app: FastifyInstance, options: { trace: TraceSe
     return decoded;
   });
 
-  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", ...traceRoute("otel") }, async (_input, request, reply) => {
+  const ingest = async (request: FastifyRequest, reply: FastifyReply) => {
     const protobuf = Buffer.isBuffer(request.body);
     let resources: OtlpResourceSpans[];
     try {
@@ -87,5 +87,10 @@ export async function otelRoutes(app: FastifyInstance, options: { trace: TraceSe
     const message = errors.slice(0, MAX_REPORTED_ERRORS).join("; ") + (errors.length > MAX_REPORTED_ERRORS ? "; ..." : "");
     if (protobuf) return reply.type("application/x-protobuf").send(encodeExportTraceResponse(rejected, message));
     return rejected > 0 ? { partial_success: { rejected_spans: rejected, error_message: message } } : {};
-  });
+  };
+  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", ...traceRoute("otel") }, (_input, request, reply) => ingest(request, reply));
+  // Weave's agent integrations (its Node SDK, Python sessions) export here by default.
+  defineRoute(app, { method: "POST", url: "/agents/otel/v1/traces", summary: "OTLP trace export from agent integrations (same as /otel/v1/traces)", ...traceRoute("otel") }, (_input, request, reply) =>
+    ingest(request, reply),
+  );
 }

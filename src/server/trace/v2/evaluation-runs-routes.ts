@@ -11,7 +11,8 @@ import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.j
 
 const RunCreateBody = z.object({ evaluation: z.string().describe("Evaluation ref"), model: z.string().describe("Model ref"), source_evaluation_run_id: OptionalString });
 const RunPath = ProjectPath.extend({ evaluation_run_id: z.string() });
-const RunListQuery = ListQuery.extend({ evaluations: ListParam, models: ListParam, evaluation_run_ids: ListParam });
+/** The public spec's filter names, and the Python client's (`evaluation_refs`, `model_refs`). */
+const RunListQuery = ListQuery.extend({ evaluations: ListParam, models: ListParam, evaluation_refs: ListParam, model_refs: ListParam, evaluation_run_ids: ListParam });
 const RunDeleteQuery = z.object({ evaluation_run_ids: ListParam });
 /** The finish body may be absent. */
 const RunFinishBody = z.object({ summary: JsonDict.nullish() }).nullish();
@@ -34,7 +35,11 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { tra
   );
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs", summary: "List evaluation runs as JSON Lines", params: ProjectPath, query: RunListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const filter = { evaluations: listParam(query.evaluations), models: listParam(query.models), runIds: listParam(query.evaluation_run_ids) };
+    const filter = {
+      evaluations: eitherList(listParam(query.evaluations), listParam(query.evaluation_refs)),
+      models: eitherList(listParam(query.models), listParam(query.model_refs)),
+      runIds: listParam(query.evaluation_run_ids),
+    };
     return sendJsonLines(request, reply, await runs.list(pathProject(request, params), filter, pageOf(query)), stringifyJsonLossless);
   });
 
@@ -50,4 +55,11 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { tra
       return { success: true };
     },
   );
+}
+
+/** Both spellings of one filter: their union, or undefined (no filter) when neither is given. */
+function eitherList(first: string[] | undefined, second: string[] | undefined): string[] | undefined {
+  if (first === undefined) return second;
+  if (second === undefined) return first;
+  return [...first, ...second];
 }

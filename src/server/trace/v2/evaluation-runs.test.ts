@@ -104,6 +104,10 @@ describe.each(testDialects)("v2 evaluation runs on %s", (dialect) => {
     expect(await ids({ evaluation_run_ids: `${first},${other}` })).toEqual([first, other]);
     expect(await ids({ evaluation_run_ids: [first, other], models: model })).toEqual([first]);
     expect(await ids({ evaluations: evaluation, evaluation_run_ids: other, limit: "1" })).toEqual([other]);
+    // The Python client's names for the same filters, comma-joined or repeated.
+    expect(await ids({ model_refs: model, evaluation_run_ids: [first, other] })).toEqual([first]);
+    expect(await ids({ evaluation_refs: evaluation, model_refs: `${model},weave:///${P}/object/other:abc`, evaluation_run_ids: [first, other] })).toEqual([first, other]);
+    expect(await ids({ evaluation_refs: `weave:///${P}/object/no-such-eval:abc`, evaluation_run_ids: [first, other] })).toEqual([]);
     expect((await get(`${V2}/evaluation_runs/${other}`)).json().source_evaluation_run_id).toBe(first);
 
     const prediction = (await c.json(`${V2}/predictions`, { model, inputs: {}, output: null, evaluation_run_id: first })).prediction_id as string;

@@ -85,6 +85,8 @@ export interface CallSchema {
   output?: unknown;
   summary?: Record<string, unknown>;
   wb_user_id?: string | null;
+  /** The name of the `wb_user_id`'s user; only with `include_usernames`. */
+  wb_username?: string;
   wb_run_id?: string | null;
   wb_run_step?: number | null;
   wb_run_step_end?: number | null;
