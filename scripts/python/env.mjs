@@ -8,7 +8,7 @@
 // requirements.txt changes (its hash is kept in the environment). Packages come from pip's own
 // configuration (`pip config list`); when that names package indexes, they are passed as the
 // only indexes so that pip never waits on an unreachable default index.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
