@@ -63,6 +63,15 @@ describe.each(testDialects)("forking a checkpoint on %s", (dialect) => {
     expect(await logprobs("wandb-artifact:///alice/q/from-base")).toEqual(await logprobs(TINY_BASE_MODEL));
   });
 
+  it("keeps a fork's weights when its parent is deleted", async () => {
+    const doomedId = (await register({ project: "p", name: "doomed", base_model: TINY_BASE_MODEL })).json().id;
+    await train(doomedId, "red, like a rose");
+    const doomedStep1 = await logprobs("wandb-artifact:///alice/p/doomed:step1");
+    expect((await register({ project: "q", name: "survivor", base_model: "wandb-artifact:///alice/p/doomed:step1" })).statusCode).toBe(200);
+    expect((await t.request(t.keys.alice, { method: "DELETE", url: `/v1/preview/models/${doomedId}` })).statusCode).toBe(200);
+    expect(await logprobs("wandb-artifact:///alice/q/survivor:step0")).toEqual(doomedStep1);
+  }, 60_000);
+
   it("refuses what cannot be forked with a 422 on base_model", async () => {
     const cases: [Record<string, unknown>, string, string[]][] = [
       [{ base_model: "wandb-artifact:///alice/p/parent:step9" }, "has no checkpoint at step 9", ["body", "base_model"]],
