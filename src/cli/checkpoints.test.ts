@@ -3,13 +3,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, type RunningServer, startServer } from "../testing/cli.js";
-import { tinyModel } from "../testing/models.js";
+import { createLoraAdapter } from "../engine/lora/init.js";
+import { saveLoraAdapter } from "../engine/lora/files.js";
+import { randomizeAdapter } from "../testing/lora.js";
+import { loadTinyModel, tinyModel } from "../testing/models.js";
 import { makeTempDir } from "../testing/stores.js";
 
 const key = "checkpoints-cli-key-0123456789";
 
-/** `flywheel checkpoints download` against a real server process that trained a checkpoint. */
-describe("flywheel checkpoints download", () => {
+/** `flywheel checkpoints download` and `import` against a real server process that trained a checkpoint. */
+describe("flywheel checkpoints download and import", () => {
   const dataDir = makeTempDir();
   const outDir = makeTempDir();
   let server: RunningServer;
@@ -51,6 +54,22 @@ describe("flywheel checkpoints download", () => {
     expect(merged.code, merged.stderr).toBe(0);
     expect(merged.stdout.trim().split("\n").at(-1)).toBe(out);
     expect(listTar(out)).toEqual(expect.arrayContaining(["cli-step1-merged/config.json", "cli-step1-merged/model.safetensors"]));
+  });
+
+  it("imports an adapter directory as a new model's step 0 and prints its name last", async () => {
+    const adapterDir = path.join(outDir, "adapter");
+    saveLoraAdapter(adapterDir, randomizeAdapter(createLoraAdapter(loadTinyModel("qwen2").config, { rank: 4, alpha: 8 }), 5));
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const created = await fetch(`${server.url}/v1/preview/models`, { method: "POST", headers, body: JSON.stringify({ project: "p", name: "imported", base_model: "tiny/qwen2" }) });
+    const importedId = ((await created.json()) as { id: string }).id;
+    const result = await runCli(["checkpoints", "import", "--model-id", importedId, adapterDir, "--base-url", server.url], { FLYWHEEL_API_KEY: key });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim().split("\n").at(-1)).toBe("wandb-artifact:///default/p/imported:step0");
+    const chat = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: "wandb-artifact:///default/p/imported:step0", messages: [{ role: "user", content: "Q" }], max_completion_tokens: 2 }) });
+    expect(chat.status).toBe(200);
+    const empty = await runCli(["checkpoints", "import", "--model-id", importedId, outDir, "--base-url", server.url], { FLYWHEEL_API_KEY: key });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/has no adapter_config.json/);
   });
 
   it("reports the server's error and leaves no partial file; exits 2 on a bad command line", async () => {
