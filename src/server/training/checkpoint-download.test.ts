@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadLoraAdapter } from "../../engine/lora/files.js";
 import { loadModel } from "../../engine/model/load.js";
 import { TsKernels } from "../../engine/kernels/ts/index.js";
-import type { TestApp } from "../../testing/app.js";
+import { startTestApp, type TestApp } from "../../testing/app.js";
 import { tinyModel } from "../../testing/models.js";
 import { runTestPython, testPython } from "../../testing/python-env.js";
 import { makeTempDir, testDialects } from "../../testing/stores.js";
@@ -128,5 +128,25 @@ describe.each(testDialects)("checkpoint download on %s", (dialect) => {
     const base = loadModel(tinyModel("qwen2").dir, { kernels: new TsKernels() });
     const tokens = [1, 2, 3];
     expect(model.transformer.logitsOf(tokens)).toEqual(base.transformer.logitsOf(tokens));
+  });
+});
+
+/** A model whose files GGUF cannot hold answers 409 with the reason, not a server error. */
+describe("checkpoint download of a model llama.cpp cannot tokenize", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp("sqlite", { servedModels: { "flywheel/tiny-chat": path.join(here, "..", "..", "..", "models", "flywheel", "tiny-chat") } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("is a 409 that names the file and field", async () => {
+    const model = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/models", payload: { project: "p", name: "chat", base_model: "flywheel/tiny-chat" } });
+    const res = await t.request(t.keys.alice, { method: "GET", url: `/v1/preview/models/${model.json().id}/checkpoints/0/download?format=gguf` });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/^Step 0 of model 'chat' cannot be exported as gguf: tokenizer\.json: 'pre_tokenizer' is not one llama\.cpp implements/);
+    expect(res.json().detail).not.toContain(t.dataDir);
+    await vi.waitFor(() => expect(fs.readdirSync(path.join(t.dataDir, "exports"))).toEqual([]));
   });
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
-import { exportModelInThread } from "../../engine/export/export-in-thread.js";
+import { exportModelInThread, UnsupportedExportError } from "../../engine/export/export-in-thread.js";
 import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "../../engine/lora/files.js";
 import { materializeCheckpoint } from "../../store/checkpoint-files.js";
 import { getCheckpointByStep } from "../../store/checkpoints.js";
@@ -75,6 +75,7 @@ export async function checkpointDownloadRoute(app: FastifyInstance): Promise<voi
         return sendAttachment(reply, fs.createReadStream(out), `${stem}.gguf`, "application/octet-stream", cleanUp);
       } catch (error) {
         cleanUp();
+        if (error instanceof UnsupportedExportError) throw new ApiError(409, `Step ${params.step} of model '${model.name}' cannot be exported as ${query.format}: ${error.message}`);
         throw error;
       }
     },

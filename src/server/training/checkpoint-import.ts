@@ -69,7 +69,7 @@ export async function checkpointImportRoute(app: FastifyInstance): Promise<void>
         if (!(error instanceof CheckpointError)) throw error;
         // The message names the field or tensor; the blob path it starts with means nothing to the caller.
         const file = error.file === blobs.localPath(files[ADAPTER_CONFIG_FILE]) ? ADAPTER_CONFIG_FILE : ADAPTER_WEIGHTS_FILE;
-        const detail = error.message.slice(error.message.indexOf(": ") + 2);
+        const detail = error.message.startsWith(`${error.file}: `) ? error.message.slice(error.file.length + 2) : error.message;
         throw RequestValidationError.single(URL_LOC, `the adapter does not fit base model '${model.base_model}': ${file}: ${detail}`);
       }
       if ((await listActiveJobsOfModel(store.db, model.id)).length > 0) {
