@@ -3,10 +3,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SafetensorsReader } from "../../engine/checkpoint/safetensors.js";
+import { loadLoraAdapter } from "../../engine/lora/files.js";
 import type { TestApp } from "../../testing/app.js";
+import { loadTinyModel } from "../../testing/models.js";
+import { artChoice, promptIds, sampleCompletion } from "../../testing/sampled-choices.js";
 import { makeTempDir, testDialects } from "../../testing/stores.js";
 import { startTrainingApp, TINY_BASE_MODEL } from "../../testing/trainer-app.js";
-import { isTerminal, waitForJob } from "../../testing/training.js";
+import { createRlJob, isTerminal, waitForJob } from "../../testing/training.js";
 
 const messages = [{ role: "user", content: "Name a color." }];
 
@@ -65,6 +68,21 @@ describe.each(testDialects)("a model's LoRA configuration on %s", (dialect) => {
     const logprobsOf = (res: typeof base) => res.json().choices[0].logprobs.content.map((entry: { logprob: number }) => entry.logprob);
     expect(logprobsOf(trained)).not.toEqual(logprobsOf(base));
   }, 120_000);
+
+  it("trains an RL job with the model's adapter shape too", async () => {
+    const model = loadTinyModel("qwen2");
+    const modelId = (await register("rl-rank2", { lora_config: { r: 2, lora_alpha: 4, target_modules: ["gate_proj", "up_proj"] } })).json().id;
+    const prompt = promptIds(model, messages);
+    const completions = [0, 1, 2, 3].map((seed) => sampleCompletion(model, prompt, { seed: seed + 40, maxTokens: 8 }));
+    const groups = [{ trajectories: completions.map((completion, i) => ({ reward: i % 2, messages_and_choices: [...messages, artChoice(model, completion)] })) }];
+    const jobId = await createRlJob(t, modelId, groups, t.keys.alice, { experimental_config: { learning_rate: 5e-3 } });
+    expect(await waitForJob(t, jobId, isTerminal, t.keys.alice, 60_000)).toMatchObject({ status: "succeeded", step: 1 });
+    const row = await t.store.db.selectFrom("checkpoints").select("files").where("model_id", "=", modelId).where("step", "=", 1).executeTakeFirstOrThrow();
+    const files = JSON.parse(row.files!) as Record<string, string>;
+    const adapter = loadLoraAdapter({ configFile: t.blobs.localPath(files["adapter_config.json"]!), weightsFile: t.blobs.localPath(files["adapter_model.safetensors"]!) }, model);
+    expect(adapter.config).toMatchObject({ rank: 2, alpha: 4, targetModules: ["gate_proj", "up_proj"] });
+    expect(adapter.modules().map((module) => module.name).sort()).toEqual(Array(model.config.numLayers).fill(["gate_proj", "up_proj"]).flat().sort());
+  }, 60_000);
 
   it("refuses a configuration it cannot train with a 422 naming the field", async () => {
     const cases: [unknown, (string | number)[]][] = [
