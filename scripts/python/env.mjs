@@ -56,12 +56,58 @@ function run(command, args) {
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed with exit status ${result.status}`);
 }
 
-/** Creates or updates the environment; returns its interpreter's path. */
+/**
+ * Creates or updates the environment; returns its interpreter's path. Test files run in parallel
+ * may ask at once: one builds while holding a lock directory, the others wait for it.
+ */
 export function ensurePythonEnv(dir = pythonEnvDir()) {
+  if (pythonEnvReady(dir)) return pythonEnvInterpreter(dir);
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 30 * 60 * 1000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, "pid"), String(process.pid));
+      break;
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+      if (pythonEnvReady(dir)) return pythonEnvInterpreter(dir);
+      if (!lockHolderAlive(lock)) {
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`waited 30 minutes for another build of the Python environment (remove ${lock} if none is running)`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+    }
+  }
+  try {
+    return buildPythonEnv(dir);
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Whether the process that took the lock still runs (a crashed build leaves its lock behind). */
+function lockHolderAlive(lock) {
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(path.join(lock, "pid"), "utf8"));
+  } catch {
+    return true; // just taken, pid not written yet
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+function buildPythonEnv(dir) {
   if (pythonEnvReady(dir)) return pythonEnvInterpreter(dir);
   const system = process.env.PYTHON ?? "python3";
   if (!fs.existsSync(pythonEnvInterpreter(dir))) {
-    fs.mkdirSync(path.dirname(dir), { recursive: true });
     console.error(`Creating the Python environment in ${path.relative(root, dir) || dir}`);
     run(system, ["-m", "venv", dir]);
   }
