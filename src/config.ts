@@ -49,6 +49,8 @@ export interface JobSettings {
   stepDelayMs: number;
   /** How long a trainer thread keeps its base model loaded without a job before it stops. */
   trainerIdleMs: number;
+  /** `FLYWHEEL_TRAINING_DATA_MAX_MB` / `FLYWHEEL_TRAINING_DATA_TIMEOUT_S`: limits of SFT data fetched from an http(s) `training_data_url`. */
+  webTrainingData: { maxBytes: number; timeoutMs: number };
 }
 
 /** How the built-in inference engines schedule requests (unset numbers take the engine's defaults). */
@@ -158,6 +160,10 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
     maxAttempts: parseInteger(env.FLYWHEEL_JOB_MAX_ATTEMPTS ?? "3", "FLYWHEEL_JOB_MAX_ATTEMPTS", 1, 100),
     stepDelayMs: parseInteger(env.FLYWHEEL_TRAIN_STEP_DELAY_MS ?? "0", "FLYWHEEL_TRAIN_STEP_DELAY_MS", 0, 3_600_000),
     trainerIdleMs: parseInteger(env.FLYWHEEL_TRAINER_IDLE_MS ?? "300000", "FLYWHEEL_TRAINER_IDLE_MS", 0, 86_400_000),
+    webTrainingData: {
+      maxBytes: parseInteger(env.FLYWHEEL_TRAINING_DATA_MAX_MB ?? "1024", "FLYWHEEL_TRAINING_DATA_MAX_MB", 1, 1024 * 1024) * 1024 * 1024,
+      timeoutMs: parseInteger(env.FLYWHEEL_TRAINING_DATA_TIMEOUT_S ?? "120", "FLYWHEEL_TRAINING_DATA_TIMEOUT_S", 1, 86_400) * 1000,
+    },
   };
 }
 

@@ -18,6 +18,7 @@ export function createJobWorker(services: AppServices, log: WorkerLog, trainer?:
       catalog: services.catalog,
       trainer: trainer ?? new EngineTrainer(new TrainerThreads({ idleMs: jobs.trainerIdleMs })),
       stepDelayMs: jobs.stepDelayMs,
+      remoteData: jobs.webTrainingData,
     },
     { concurrency: jobs.concurrency, pollMs: jobs.pollMs, leaseMs: jobs.leaseMs, maxAttempts: jobs.maxAttempts },
     log,

@@ -2,6 +2,7 @@
 import { ConfigError } from "../config.js";
 import { artifactsCommand, artifactsUsage } from "./artifacts.js";
 import { UsageError } from "./args.js";
+import { checkpointsCommand, checkpointsUsage } from "./checkpoints.js";
 import { keysCommand, keysUsage } from "./keys.js";
 import { modelsCommand, modelsUsage } from "./models.js";
 import { serveCommand, serveUsage } from "./serve.js";
@@ -13,6 +14,7 @@ const commands: Record<string, { run: (args: string[]) => Promise<void>; usage: 
   keys: { run: keysCommand, usage: keysUsage },
   models: { run: modelsCommand, usage: modelsUsage },
   artifacts: { run: artifactsCommand, usage: artifactsUsage },
+  checkpoints: { run: checkpointsCommand, usage: checkpointsUsage },
 };
 
 function usage(): string {

@@ -35,6 +35,9 @@ describe.each(testDialects)("tenant isolation on %s", (dialect) => {
       { method: "POST", url: `/v1/preview/models/${bobsModel}/log`, payload: { split: "val", trajectory_groups: [{ trajectories: [{ reward: 1 }] }] } },
       { method: "GET", url: `/v1/preview/models/${bobsModel}/checkpoints` },
       { method: "DELETE", url: `/v1/preview/models/${bobsModel}/checkpoints`, payload: { steps: [1] } },
+      { method: "GET", url: `/v1/preview/models/${bobsModel}` },
+      { method: "GET", url: `/v1/preview/models/${bobsModel}/checkpoints/0/download?format=merged` },
+      { method: "POST", url: `/v1/preview/models/${bobsModel}/checkpoints/import`, payload: { artifact_url: "wandb-artifact:///alice/p/adapter:v0" } },
       { method: "DELETE", url: `/v1/preview/models/${bobsModel}` },
     ] as const;
 

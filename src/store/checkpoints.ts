@@ -118,3 +118,18 @@ export async function checkpointMetricHistory(db: Kysely<Database>, modelId: str
     return typeof value === "number" && Number.isFinite(value) ? [{ step: row.step, value }] : [];
   });
 }
+
+/**
+ * Adds an imported adapter as the model's next checkpoint (step 0 when it has none) and records
+ * the adapter's LoRA shape on the model, in one transaction. A concurrent new checkpoint makes
+ * the insert a unique violation, which the caller reports.
+ */
+export async function importCheckpoint(db: Kysely<Database>, modelId: string, files: Record<string, string>, loraConfig: string): Promise<Checkpoint> {
+  return db.transaction().execute(async (trx) => {
+    // A write first, so that SQLite takes its write lock before anything is read.
+    await trx.updateTable("models").set({ lora_config: loraConfig }).where("id", "=", modelId).execute();
+    const latest = await trx.selectFrom("checkpoints").select((eb) => eb.fn.max("step").as("step")).where("model_id", "=", modelId).executeTakeFirst();
+    const step = latest?.step === null || latest?.step === undefined ? 0 : Number(latest.step) + 1;
+    return insertCheckpoint(trx, { modelId, step, files });
+  });
+}

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
+import { insertCheckpoint } from "./checkpoints.js";
 import { isUniqueViolation } from "./errors.js";
 import type { Database, ModelsTable } from "./schema.js";
 import { cancelActiveJobsOfModel } from "./training-jobs.js";
@@ -12,6 +13,15 @@ export interface NewModel {
   project: string;
   name: string;
   base_model: string;
+  /** JSON text: the checkpoint a fork starts from (see `ModelsTable.forked_from`). */
+  forked_from?: string | null;
+  /** JSON text: the model's LoRA shape (see `ModelsTable.lora_config`). */
+  lora_config?: string | null;
+}
+
+/** A fork's step 0: the checkpoint files (name → blob digest) it starts from. */
+export interface InitialCheckpoint {
+  files: Record<string, string>;
 }
 
 export type CreateModelResult = { created: true; model: ModelRow } | { created: false; model: ModelRow };
@@ -20,17 +30,23 @@ export type CreateModelResult = { created: true; model: ModelRow } | { created: 
  * Registers a trainable model. A name already taken in the project returns the existing row with
  * `created: false`, whether it was found first or lost a race on the unique constraint.
  */
-export async function createModel(db: Kysely<Database>, input: NewModel): Promise<CreateModelResult> {
+export async function createModel(db: Kysely<Database>, input: NewModel, initial?: InitialCheckpoint): Promise<CreateModelResult> {
   const existing = await findModelByName(db, input.entity, input.project, input.name);
   if (existing) return { created: false, model: existing };
   const row: ModelRow = {
     id: randomUUID(),
     ...input,
+    forked_from: input.forked_from ?? null,
+    lora_config: input.lora_config ?? null,
     run_id: randomBytes(4).toString("hex"),
     created_at: nowIso(),
   };
   try {
-    await db.insertInto("models").values(row).execute();
+    // A fork and its step 0 appear together or not at all.
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto("models").values(row).execute();
+      if (initial) await insertCheckpoint(trx, { modelId: row.id, step: 0, files: initial.files });
+    });
     return { created: true, model: row };
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;

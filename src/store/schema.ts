@@ -26,6 +26,10 @@ export interface ModelsTable {
   base_model: string;
   run_id: string | null;
   created_at: string;
+  /** JSON `{model_id, name, step}`: the checkpoint this model was forked from; null for a model of its own. */
+  forked_from: string | null;
+  /** JSON `{r, lora_alpha, target_modules}`: the adapter this model trains; null for the default (rank 8, alpha 16, all linear layers). */
+  lora_config: string | null;
 }
 
 export interface CheckpointsTable {

@@ -7,6 +7,7 @@ import type { EngineRegistry } from "../engine/runtime/engine-registry.js";
 import { createEngineRegistry } from "../cli/open-services.js";
 import { type AppServices, buildApp } from "../server/app.js";
 import { renderWithModelTemplate } from "../server/chat/engine-template.js";
+import type { RemoteDataLimits } from "../worker/remote-data.js";
 import type { Trainer } from "../worker/trainer.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
 import { type BlobStore, LocalBlobStore } from "../store/blobs.js";
@@ -41,7 +42,7 @@ export interface TestAppOptions {
   servedModels?: Record<string, string>;
   env?: Record<string, string>;
   /** Runs an in-process job worker with these settings (jobs stay queued without one). */
-  worker?: Partial<WorkerSettings> & { stepDelayMs?: number; trainer?: Trainer };
+  worker?: Partial<WorkerSettings> & { stepDelayMs?: number; trainer?: Trainer; remoteData?: RemoteDataLimits };
 }
 
 const quietLog: WorkerLog = { info() {}, warn() {}, error() {} };
@@ -70,9 +71,9 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   await app.ready();
   let worker: JobWorker | undefined;
   if (options.worker) {
-    const { trainer, stepDelayMs = 0, ...settings } = options.worker;
+    const { trainer, stepDelayMs = 0, remoteData, ...settings } = options.worker;
     worker = new JobWorker(
-      { store, blobs: services.blobs, catalog: services.catalog, trainer, stepDelayMs },
+      { store, blobs: services.blobs, catalog: services.catalog, trainer, stepDelayMs, remoteData },
       { concurrency: 2, pollMs: 50, leaseMs: 5000, maxAttempts: 3, ...settings },
       quietLog,
     );

@@ -1,8 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { projectRoot } from "../config.js";
 
 const entry = path.join(projectRoot, "src", "cli", "main.ts");
+/** tsx's ESM loader by URL, since `--import tsx` would resolve the name from the child's working directory. */
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 /** Environment for a child CLI: the parent's, minus settings that would leak into the test. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -17,10 +21,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `flywheel <args>` from source to completion. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+/** Runs `flywheel <args>` from source to completion (in the project root unless `cwd` says otherwise). */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, cwd = projectRoot): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], { env: childEnv(env), cwd: projectRoot });
+    const child = spawn(process.execPath, ["--import", tsxLoader, entry, ...args], { env: childEnv(env), cwd });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

@@ -5,7 +5,7 @@ import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE } from "../engine/lora/files.
 import { OPTIMIZER_STATE_FILE } from "../engine/train/optimizer-file.js";
 import type { TrainerThreads } from "../engine/train/thread/trainer-threads.js";
 import type { BlobStore } from "../store/blobs.js";
-import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
+import type { ModelLoraConfig, Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
 
 /**
  * The real trainer: each job runs in the trainer thread of its base model (`TrainerThreads`),
@@ -30,7 +30,7 @@ export function jobSpec(run: TrainingRun): TrainingJobSpec {
   const spec: TrainingJobSpec = {
     jobId: run.jobId,
     from: adapterFiles(run.from.files, run.blobs, `step ${run.from.step}`),
-    newAdapter: { seed: adapterSeed(run.model.id), baseModelNameOrPath: run.model.baseModel },
+    newAdapter: { seed: adapterSeed(run.model.id), baseModelNameOrPath: run.model.baseModel, ...loraShape(run.model.lora) },
     work:
       run.work.kind === "rl"
         ? { kind: "rl", groups: run.work.trajectoryGroups, config: run.work.config, rewardStdDevHistory: run.rewardStdDevHistory }
@@ -38,6 +38,11 @@ export function jobSpec(run: TrainingRun): TrainingJobSpec {
   };
   if (run.klReference) spec.klReference = { files: adapterFiles(run.klReference.files, run.blobs, `KL reference step ${run.klReference.step}`) };
   return spec;
+}
+
+/** The model's own LoRA shape in the engine's names; nothing for the default. */
+function loraShape(lora: ModelLoraConfig | null): Pick<TrainingJobSpec["newAdapter"], "rank" | "alpha" | "targetModules"> {
+  return lora ? { rank: lora.r, alpha: lora.lora_alpha, targetModules: lora.target_modules } : {};
 }
 
 /** A checkpoint's files as paths into the blob store; null files are the base weights. */

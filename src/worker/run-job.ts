@@ -5,11 +5,13 @@ import { checkpointMetricHistory } from "../store/checkpoints.js";
 import type { Store } from "../store/db.js";
 import { type Lease, LeaseLostError } from "../store/job-leases.js";
 import { beginJob, type CheckpointState, commitJobCheckpoint, failJob, MissingCheckpointError, recordJobEvent } from "../store/job-lifecycle.js";
+import { decodeJson } from "../store/json.js";
 import { getModel } from "../store/models.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
 import { type JobWork, loadJobWork } from "./job-input.js";
+import { DEFAULT_REMOTE_DATA_LIMITS, type RemoteDataLimits } from "./remote-data.js";
 import { SftDataError } from "./sft-data.js";
-import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
+import type { ModelLoraConfig, Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
 import { summarizeTrainability } from "./trajectories.js";
 
 export interface JobRunnerDeps {
@@ -23,6 +25,8 @@ export interface JobRunnerDeps {
    * throttles jobs for demonstrations and lets fault tests observe a job while it runs.
    */
   stepDelayMs: number;
+  /** Size and time limits of training data fetched from an http(s) `training_data_url`; default 1 GiB, 120 s. */
+  remoteData?: RemoteDataLimits;
 }
 
 /** A failure found by the runner itself; like any error, its message becomes training_failed's. */
@@ -39,7 +43,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
   try {
     const model = await getModel(db, job.entity, job.model_id);
     if (!model) throw new JobFailure(`model ${job.model_id} no longer exists`);
-    const work = await loadWork(job, deps.blobs);
+    const work = await loadWork(job, deps, signal);
     const referenceStepFor = work.kind === "rl" ? (base: number) => klReferenceStep(work.config, base) : undefined;
     const { base, reference } = await beginJob(db, lease, model.id, referenceStepFor).catch((error: unknown) => {
       throw error instanceof MissingCheckpointError ? new JobFailure(error.message) : error;
@@ -59,7 +63,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     const scalesByRewardStdDev = work.kind === "rl" && work.config.scale_learning_rate_by_reward_std_dev;
     const run: TrainingRun = {
       jobId: job.id,
-      model: { id: model.id, entity: model.entity, project: model.project, name: model.name, baseModel: model.base_model },
+      model: { id: model.id, entity: model.entity, project: model.project, name: model.name, baseModel: model.base_model, lora: model.lora_config === null ? null : decodeJson<ModelLoraConfig>(model.lora_config) },
       servedBaseModel: deps.catalog.get(model.base_model),
       from: base,
       klReference: reference,
@@ -85,9 +89,9 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
   }
 }
 
-async function loadWork(job: TrainingJobRow, blobs: BlobStore): Promise<JobWork> {
+async function loadWork(job: TrainingJobRow, deps: JobRunnerDeps, signal: AbortSignal): Promise<JobWork> {
   try {
-    return await loadJobWork(job, blobs);
+    return await loadJobWork(job, deps.blobs, { limits: deps.remoteData ?? DEFAULT_REMOTE_DATA_LIMITS, signal });
   } catch (error) {
     if (error instanceof SftDataError) throw new JobFailure(error.message);
     throw error;

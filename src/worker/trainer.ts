@@ -22,7 +22,7 @@ export interface Trainer {
 
 export interface TrainingRun {
   jobId: string;
-  model: { id: string; entity: string; project: string; name: string; baseModel: string };
+  model: { id: string; entity: string; project: string; name: string; baseModel: string; lora: ModelLoraConfig | null };
   /** The served base model (its directory); undefined if the catalog no longer serves it. */
   servedBaseModel: CatalogEntry | undefined;
   /** The weights to start from: the model's latest checkpoint (files null = the base weights). */
@@ -39,6 +39,13 @@ export interface TrainingRun {
   rewardStdDevHistory: StepValue[];
   /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */
   signal: AbortSignal;
+}
+
+/** A model's own LoRA shape, in PEFT's names (`models.lora_config`); null: rank 8, alpha 16, all linear layers. */
+export interface ModelLoraConfig {
+  r: number;
+  lora_alpha: number;
+  target_modules: string[] | string;
 }
 
 export interface RlWork {

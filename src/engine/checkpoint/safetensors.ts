@@ -173,14 +173,44 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata: R
   return Buffer.concat([prefix, ...sorted.map((tensor) => tensor.data)]);
 }
 
+/** A tensor whose bytes are produced only when it is written, so a big file streams through memory. */
+export interface LazyTensorToWrite {
+  name: string;
+  dtype: FloatDType;
+  shape: number[];
+  data: () => Uint8Array;
+}
+
+/** Writes a safetensors file calling each tensor's `data` once, in name order; only one tensor's bytes are held at a time. */
+export function writeSafetensorsLazily(file: string, tensors: readonly LazyTensorToWrite[], metadata: Record<string, string> = { format: "pt" }): void {
+  const { prefix, sorted } = layOut(tensors, metadata);
+  const fd = fs.openSync(file, "w");
+  try {
+    fs.writeSync(fd, prefix);
+    for (const tensor of sorted) {
+      const bytes = tensor.data();
+      if (bytes.byteLength !== tensorBytes(tensor)) throw new Error(`tensor ${tensor.name}: ${bytes.byteLength} bytes do not match shape [${tensor.shape.join(", ")}] of ${tensor.dtype}`);
+      let done = 0;
+      while (done < bytes.byteLength) done += fs.writeSync(fd, bytes, done, bytes.byteLength - done);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** How many bytes a tensor of this dtype and shape takes. */
+export function tensorBytes(tensor: { dtype: FloatDType; shape: readonly number[] }): number {
+  return elementCount(tensor.shape) * (tensor.dtype === "F32" ? 4 : 2);
+}
+
 /** The tensors in name order and the file's first bytes: the 8-byte header length and the padded header. */
-function layOut(tensors: readonly TensorToWrite[], metadata: Record<string, string>): { prefix: Buffer; sorted: TensorToWrite[] } {
+function layOut<T extends { name: string; dtype: FloatDType; shape: number[]; data: Uint8Array | (() => Uint8Array) }>(tensors: readonly T[], metadata: Record<string, string>): { prefix: Buffer; sorted: T[] } {
   const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const tensor of sorted) {
-    const expected = elementCount(tensor.shape) * (tensor.dtype === "F32" ? 4 : 2);
-    if (tensor.data.byteLength !== expected) throw new Error(`tensor ${tensor.name}: ${tensor.data.byteLength} bytes do not match shape [${tensor.shape.join(", ")}] of ${tensor.dtype}`);
+    const expected = tensorBytes(tensor);
+    if (typeof tensor.data !== "function" && tensor.data.byteLength !== expected) throw new Error(`tensor ${tensor.name}: ${tensor.data.byteLength} bytes do not match shape [${tensor.shape.join(", ")}] of ${tensor.dtype}`);
     header[tensor.name] = { dtype: tensor.dtype, shape: tensor.shape, data_offsets: [offset, offset + expected] };
     offset += expected;
   }

@@ -4,26 +4,25 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../../testing/app.js";
+import { testPython } from "../../testing/python-env.js";
 import { startTrainingApp, TINY_BASE_MODEL } from "../../testing/trainer-app.js";
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, "../../..");
 
 /**
  * The real openai-python on the wire: `art_wire.py` drives every preview route through
  * openai-python's AsyncAPIClient as ART's serverless client does (its headers — a JSON content type
  * on body-less requests too —, retries, error mapping and cursor pagination) and chat completions
  * through the `openai` package, against this server with the real tiny model. The virtual
- * environment comes from `scripts/python-clients-venv.sh` (created once, under .cache/).
+ * environment is the project's Python test environment (`scripts/python/env.mjs`).
  */
 describe("openai-python against Flywheel", () => {
   let t: TestApp;
   let baseUrl: string;
   let python: string;
   beforeAll(async () => {
-    const venv = await run("bash", [path.join(repoRoot, "scripts/python-clients-venv.sh")], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
-    python = venv.stdout.trim().split("\n").pop()!;
+    python = testPython();
     t = await startTrainingApp("sqlite");
     baseUrl = `${await t.app.listen({ port: 0, host: "127.0.0.1" })}/v1`;
   }, 600_000);

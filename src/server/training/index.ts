@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { artifactRoutes } from "./artifacts-routes.js";
+import { checkpointDownloadRoute } from "./checkpoint-download.js";
+import { checkpointImportRoute } from "./checkpoint-import.js";
 import { jobRoutes } from "./jobs-routes.js";
 import { logRoute } from "./log-route.js";
 import { modelRoutes } from "./models-routes.js";
@@ -7,6 +9,8 @@ import { modelRoutes } from "./models-routes.js";
 /** The preview training API under /v1/preview. */
 export async function trainingRoutes(app: FastifyInstance): Promise<void> {
   await app.register(modelRoutes);
+  await app.register(checkpointDownloadRoute);
+  await app.register(checkpointImportRoute);
   await app.register(logRoute);
   await app.register(jobRoutes);
   await app.register(artifactRoutes);

@@ -11,7 +11,7 @@ import {
   type NewTrainingJob,
   type TrainingJobRow,
 } from "../../store/training-jobs.js";
-import type { SftJobInput } from "../../worker/job-input.js";
+import { isWebSftInput, type SftJobInput } from "../../worker/job-input.js";
 import { principalOf } from "../auth.js";
 import { ApiError, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
@@ -130,6 +130,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   );
 }
 
+/** The same data: the same artifact version, or the same web URL (fetched again by each job). */
 function sameArtifact(job: TrainingJobRow, input: SftJobInput): boolean {
-  return decodeJson<SftJobInput>(job.input).artifact.id === input.artifact.id;
+  const earlier = decodeJson<SftJobInput>(job.input);
+  if (isWebSftInput(earlier) || isWebSftInput(input)) return isWebSftInput(earlier) && isWebSftInput(input) && earlier.training_data_url === input.training_data_url;
+  return earlier.artifact.id === input.artifact.id;
 }

@@ -5,6 +5,8 @@ import { createModel, deleteModel, getModel, type ModelRow } from "../../store/m
 import { principalOf } from "../auth.js";
 import { ApiError, conflict, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
+import { resolveModelSource } from "./model-source.js";
+import { modelView } from "./model-view.js";
 import { RequestValidationError } from "../validation.js";
 import {
   CheckpointDeleteReq,
@@ -39,20 +41,35 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
       if (body.entity && body.entity !== entity) {
         throw new ApiError(403, `This API key belongs to entity '${entity}' and cannot create models for entity '${body.entity}'`);
       }
-      if (!catalog.get(body.base_model)) {
-        const served = catalog.list().map((entry) => entry.id);
-        throw RequestValidationError.single(
-          ["body", "base_model"],
-          `Base model '${body.base_model}' is not served here; served base models: ${served.length > 0 ? served.join(", ") : "(none)"}`,
-        );
+      const source = await resolveModelSource(store.db, catalog, entity, body.base_model);
+      if (source.forkedFrom && body.lora_config) {
+        throw RequestValidationError.single(["body", "lora_config"], "A fork keeps the LoRA configuration of the checkpoint it starts from; leave lora_config out");
       }
-      const result = await createModel(store.db, { entity, project: body.project, name: body.name, base_model: body.base_model });
+      const loraConfig = source.forkedFrom ? source.loraConfig : body.lora_config ? JSON.stringify(body.lora_config) : null;
+      const result = await createModel(
+        store.db,
+        {
+          entity,
+          project: body.project,
+          name: body.name,
+          base_model: source.baseModel,
+          forked_from: source.forkedFrom && JSON.stringify(source.forkedFrom),
+          lora_config: loraConfig,
+        },
+        source.initial,
+      );
       if (!result.created && !body.return_existing) {
         throw conflict(`Model '${body.name}' already exists in project '${body.project}'; pass return_existing: true to reuse it`);
       }
       reply.code(200);
-      return result.model;
+      return modelView(result.model);
     },
+  );
+
+  defineRoute(
+    app,
+    { method: "GET", url: "/preview/models/:model_id", summary: "Read a model: its base, its lineage and its LoRA configuration", tags, params: ModelIdParams, response: ModelRes, security: "bearer" },
+    async ({ params }, request) => modelView(await ownModel(principalOf(request).entity, params.model_id)),
   );
 
   defineRoute(

@@ -4,7 +4,8 @@ import { resolveSftConfig, type SftTrainingConfig } from "../../engine/train/sft
 import { findArtifactVersion } from "../../store/artifacts.js";
 import type { BlobStore } from "../../store/blobs.js";
 import type { Store } from "../../store/db.js";
-import type { SftJobInput } from "../../worker/job-input.js";
+import type { SftJobInput, WebSftJobInput } from "../../worker/job-input.js";
+import { isWebUrl } from "../../worker/remote-data.js";
 import { parseSftRows, pickSftDataFile, SftDataError } from "../../worker/sft-data.js";
 import { RequestValidationError } from "../validation.js";
 import { parseArtifactUrl } from "./artifact-url.js";
@@ -23,7 +24,11 @@ export async function resolveSftRequest(
   blobs: BlobStore,
   entity: string,
   body: z.output<typeof SftJobCreateReq>,
-): Promise<{ input: SftJobInput; config: SftTrainingConfig }> {
+): Promise<{ input: SftJobInput; config: SftTrainingConfig | SftJobCreateConfig }> {
+  if (isWebUrl(body.training_data_url)) return webSftRequest(body);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(body.training_data_url) && !/^(?:wandb-artifact|artifact):/i.test(body.training_data_url)) {
+    throw RequestValidationError.single(URL_LOC, `the URL scheme of '${body.training_data_url.slice(0, 100)}' is not accepted: use an artifact (wandb-artifact:///entity/project/name:vN) or an http(s) URL of a train.jsonl`);
+  }
   const ref = parseArtifactUrl(body.training_data_url);
   if (typeof ref === "string") throw RequestValidationError.single(URL_LOC, ref);
   // Another entity's artifact reads exactly like a missing one.
@@ -67,5 +72,26 @@ export async function resolveSftRequest(
       num_rows: rowCount,
     },
     config,
+  };
+}
+
+type SftJobCreateConfig = z.output<typeof SftJobCreateReq>["config"] | null;
+
+/**
+ * An http(s) URL: checked for form here, fetched by the worker when the job runs (so its rows,
+ * and the per-batch learning rates they imply, are resolved then; problems end the job with
+ * training_failed). The job stores the request's config as given.
+ */
+function webSftRequest(body: z.output<typeof SftJobCreateReq>): { input: WebSftJobInput; config: SftJobCreateConfig } {
+  let url: URL;
+  try {
+    url = new URL(body.training_data_url.trim());
+  } catch {
+    throw RequestValidationError.single(URL_LOC, `'${body.training_data_url.slice(0, 200)}' is not a valid URL`);
+  }
+  if (url.username || url.password) throw RequestValidationError.single(URL_LOC, "the URL must not carry credentials");
+  return {
+    input: { training_data_url: url.href, web: true, config_request: body.config ?? null, experimental_config: body.experimental_config ?? null },
+    config: body.config ?? null,
   };
 }

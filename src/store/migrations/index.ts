@@ -4,6 +4,7 @@ import * as training from "./002-training.js";
 import * as traceCalls from "./003-trace-calls.js";
 import * as traceObjects from "./004-trace-objects.js";
 import * as traceCallLeaves from "./005-trace-call-leaves.js";
+import * as modelLineageLora from "./006-model-lineage-lora.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   "003-trace-calls": traceCalls,
   "004-trace-objects": traceObjects,
   "005-trace-call-leaves": traceCallLeaves,
+  "006-model-lineage-lora": modelLineageLora,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,5 +1,5 @@
 import { loadLoraAdapter } from "../../lora/files.js";
-import { createLoraAdapter } from "../../lora/init.js";
+import { createLoraAdapter, type NewLoraOptions } from "../../lora/init.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
 import type { LoadedModel } from "../../model/load.js";
 import type { AdamWState } from "../adamw.js";
@@ -13,9 +13,18 @@ import type { AdapterFiles, TrainingJobSpec } from "./types.js";
  * targets, e.g. an adapter made elsewhere) are dropped rather than failing the job.
  */
 export function startTrainer(model: LoadedModel, spec: Pick<TrainingJobSpec, "from" | "newAdapter">): LoraTrainer {
-  const adapter = spec.from ? loadLoraAdapter(spec.from, model) : createLoraAdapter(model.config, { seed: spec.newAdapter.seed, baseModelNameOrPath: spec.newAdapter.baseModelNameOrPath });
+  const adapter = spec.from ? loadLoraAdapter(spec.from, model) : createLoraAdapter(model.config, freshAdapterOptions(spec.newAdapter));
   const state = spec.from?.optimizerFile ? readOptimizerState(spec.from.optimizerFile) : undefined;
   return new LoraTrainer(model.transformer, adapter, state && fits(state, adapter) ? { optimizerState: state } : {});
+}
+
+/** The options of a fresh adapter; unset shape fields keep the defaults. */
+function freshAdapterOptions(fresh: TrainingJobSpec["newAdapter"]): NewLoraOptions {
+  const options: NewLoraOptions = { seed: fresh.seed, baseModelNameOrPath: fresh.baseModelNameOrPath };
+  if (fresh.rank !== undefined) options.rank = fresh.rank;
+  if (fresh.alpha !== undefined) options.alpha = fresh.alpha;
+  if (fresh.targetModules !== undefined) options.targetModules = fresh.targetModules;
+  return options;
 }
 
 /** The KL reference weights: another checkpoint's adapter, or null for the base model. */

@@ -12,8 +12,8 @@ export interface TrainingJobSpec {
   jobId: string;
   /** The adapter to continue from; null starts a fresh one (the base weights). */
   from: AdapterFiles | null;
-  /** How a fresh adapter is made: PEFT's init from this seed, rank 8, alpha 16, all linear layers. */
-  newAdapter: { seed: number; baseModelNameOrPath: string };
+  /** How a fresh adapter is made: PEFT's init from this seed; by default rank 8, alpha 16, all linear layers. */
+  newAdapter: { seed: number; baseModelNameOrPath: string; rank?: number; alpha?: number; targetModules?: string[] | string };
   /** The KL penalty's reference weights (`files` null = the base model); absent without a KL penalty. */
   klReference?: { files: AdapterFiles | null };
   work: RlJobWork | SftJobWork;
