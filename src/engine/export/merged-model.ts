@@ -4,8 +4,8 @@ import { decodeFloats, encodeFloats } from "../checkpoint/dtype.js";
 import { INDEX_FILE, SINGLE_FILE, CheckpointTensors } from "../checkpoint/tensors.js";
 import { type LazyTensorToWrite, tensorBytes, writeSafetensorsLazily } from "../checkpoint/safetensors.js";
 import type { LoraAdapter } from "../lora/adapter.js";
-import { LINEAR_NAMES, MODULE_PATHS } from "../lora/config.js";
-import type { LinearName } from "../model/types.js";
+import { MODULE_PATHS } from "../lora/config.js";
+import { LINEAR_NAMES, type LinearName } from "../model/types.js";
 
 /**
  * Writes a Hugging Face model directory whose weights are the base model's with a LoRA adapter

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LINEAR_NAMES } from "../../engine/lora/config.js";
+import { LINEAR_NAMES } from "../../engine/model/types.js";
 
 /** Request and response schemas of the preview model registry (`spec/training.md` §2.1–2.5). */
 
