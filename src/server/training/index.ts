@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { artifactRoutes } from "./artifacts-routes.js";
+import { browseRoutes } from "./browse-routes.js";
 import { jobRoutes } from "./jobs-routes.js";
 import { logRoute } from "./log-route.js";
 import { modelRoutes } from "./models-routes.js";
@@ -10,4 +11,5 @@ export async function trainingRoutes(app: FastifyInstance): Promise<void> {
   await app.register(logRoute);
   await app.register(jobRoutes);
   await app.register(artifactRoutes);
+  await app.register(browseRoutes);
 }
