@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import type { ChartSpec } from "../view/history-charts.js";
+import { formatNumber } from "./status.js";
 
 const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2"];
 
@@ -37,7 +38,8 @@ export function StepChart({ spec }: { spec: ChartSpec }) {
         series,
         bands,
         scales: { x: { time: false } },
-        axes: [{ label: "step", size: 40 }, { size: 60 }],
+        // Small values (learning rates) need exponent notation, not uPlot's fixed decimals.
+        axes: [{ label: "step", size: 40 }, { size: 64, values: (_plot, splits) => splits.map((value) => formatNumber(value, 3)) }],
         legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
       },

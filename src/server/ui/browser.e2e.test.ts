@@ -1,0 +1,168 @@
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestApp } from "../../testing/app.js";
+import { buildUiInto, chromiumAvailable, chromiumRequired, launchChromium } from "../../testing/browser.js";
+import { startTrainingApp, TINY_BASE_MODEL } from "../../testing/trainer-app.js";
+import { endOf, startOf, traceClient } from "../../testing/trace.js";
+import { isTerminal, waitForJob } from "../../testing/training.js";
+
+const SCREENSHOTS = fileURLToPath(new URL("../../../docs/ui/", import.meta.url));
+const runIt = chromiumAvailable() || chromiumRequired ? describe : describe.skip;
+if (!chromiumAvailable() && !chromiumRequired) console.warn("Chromium is not installed at /usr/bin/chromium: the browser tests are skipped");
+
+/**
+ * The web UI in a real browser, on a real server that trained a model for two RL steps on the tiny
+ * model and holds a small trace: log in (a wrong key first), the model's reward chart with one
+ * point per trained step, its rollouts as chat and as tokens, a trace's tree; no console errors.
+ * Screenshots go to docs/ui/.
+ */
+runIt("web UI in Chromium", () => {
+  let t: TestApp;
+  let base: string;
+  let context: BrowserContext;
+  let closeBrowser: () => Promise<void>;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  let modelId: string;
+  let rootCallId: string;
+
+  beforeAll(async () => {
+    t = await startTrainingApp("sqlite", { uiDir: buildUiInto() });
+    base = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    modelId = await trainTwoSteps(t);
+    rootCallId = await logTrace(t);
+    ({ context, close: closeBrowser } = await launchChromium());
+    page = await context.newPage();
+    page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
+    page.on("pageerror", (error) => consoleErrors.push(error.message));
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    await t?.close();
+  });
+
+  it("refuses a wrong key with a clear message, then logs in and lists the model", async () => {
+    const response = await page.goto(`${base}/`);
+    expect(response?.headers()["content-security-policy"]).toMatch(/^default-src 'self'/);
+    await page.fill("#api-key", "not-a-key");
+    await page.click("button[type=submit]");
+    await expect.poll(() => page.textContent("[role=alert]")).toMatch(/not accepted/);
+    await page.screenshot({ path: `${SCREENSHOTS}login.png` });
+    // The refused key's 401 is the only error so far; the browser logs it as one.
+    expect(consoleErrors).toEqual([expect.stringContaining("401")]);
+    consoleErrors.length = 0;
+    await page.fill("#api-key", t.keys.alice);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("[data-testid=models] tbody tr");
+    const row = await page.textContent("[data-testid=models] tbody tr");
+    expect(row).toContain("rl-demo");
+    expect(row).toContain(TINY_BASE_MODEL);
+    expect(row).toContain("succeeded");
+    await page.screenshot({ path: `${SCREENSHOTS}models.png` });
+    // The key survives a reload of the tab (session storage).
+    await page.reload();
+    await page.waitForSelector("[data-testid=models] tbody tr");
+  });
+
+  it("shows the model's reward chart with one point per trained step, its jobs and checkpoints", async () => {
+    await page.click(`a[href="#/models/${modelId}"]`);
+    await page.waitForSelector("[data-chart=reward] canvas");
+    expect(await page.getAttribute("[data-chart=reward]", "data-points")).toBe("2");
+    for (const chart of ["loss", "grad-norm", "learning-rate"]) expect(await page.$(`[data-chart=${chart}] canvas`), chart).not.toBeNull();
+    expect(await page.$$eval("[data-testid=jobs] tbody tr", (rows) => rows.length)).toBe(2);
+    expect(await page.textContent("[data-testid=checkpoints]")).toContain(`wandb-artifact:///alice/rl-demo/adder:step2`);
+    await page.screenshot({ path: `${SCREENSHOTS}model.png`, fullPage: true });
+  });
+
+  it("opens a job's rollouts side by side, as chat and as tokens coloured by logprob", async () => {
+    await page.click("[data-testid=jobs] tbody tr:last-child a:has-text('Rollouts')");
+    await page.waitForSelector("[data-testid=trajectories] .trajectory");
+    expect(await page.$$eval("[data-testid=trajectories] .trajectory", (cards) => cards.length)).toBe(2);
+    expect(await page.textContent("[data-testid=trajectories]")).toContain("What is 2 + 3?");
+    await page.click("text=Tokens by logprob");
+    await page.waitForSelector("[data-testid=tokens] .token");
+    expect(await page.getAttribute("[data-testid=tokens] .token", "title")).toMatch(/^logprob -?\d/);
+    expect(page.url()).toContain("view=tokens");
+    await page.screenshot({ path: `${SCREENSHOTS}rollouts.png`, fullPage: true });
+    // The view is in the URL: back returns to the chat view.
+    await page.goBack();
+    await expect.poll(() => page.url()).not.toContain("view=tokens");
+  });
+
+  it("lists calls, filters them, and opens a trace's tree and a call's conversation", async () => {
+    await page.click("nav a:has-text('Traces')");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
+    await page.check("text=roots only");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("1 calls");
+    await page.click(`[data-testid=call-list] a.call-row`);
+    await page.waitForSelector("[data-testid=trace-tree] .tree-row");
+    expect(page.url()).toContain(`call=${rootCallId}`);
+    expect(await page.$$eval("[data-testid=trace-tree] .tree-row", (rows) => rows.map((row) => row.textContent))).toEqual(["agent", "chat", "lookup"]);
+    await page.click("[data-testid=trace-tree] .tree-row:has-text('chat')");
+    await page.waitForSelector("[data-testid=call-detail] .chat .bubble");
+    expect(await page.textContent("[data-testid=call-detail] .chat")).toContain("Paris");
+    await page.screenshot({ path: `${SCREENSHOTS}traces.png`, fullPage: true });
+    await page.uncheck("text=roots only");
+    await page.fill("input[type=search]", "capital OF");
+    await page.press("input[type=search]", "Enter");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("2 calls");
+    await page.selectOption("label:has-text('Status') select", "error");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("0 calls");
+    await page.fill("input[type=search]", "");
+    await page.press("input[type=search]", "Enter");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("1 calls");
+    expect(page.url()).toContain("status=error");
+  });
+
+  it("logged no console errors", () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});
+
+/** Two real RL steps on the tiny model: completions sampled from each checkpoint, rewarded, trained on. */
+async function trainTwoSteps(t: TestApp): Promise<string> {
+  const registered = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/models", payload: { project: "rl-demo", name: "adder", base_model: TINY_BASE_MODEL } });
+  const model = registered.json() as { id: string };
+  for (let step = 0; step < 2; step++) {
+    const groups = [];
+    for (const [index, question] of ["What is 2 + 3?", "What is 4 + 4?"].entries()) {
+      const messages = [{ role: "user", content: question }];
+      const completion = await t.request(t.keys.alice, {
+        method: "POST",
+        url: "/v1/chat/completions",
+        payload: { model: `wandb-artifact:///alice/rl-demo/adder:step${step}`, messages, n: 2, max_completion_tokens: 6, temperature: 1, seed: 10 * index + step },
+      });
+      if (completion.statusCode !== 200) throw new Error(`sampling failed: ${completion.body}`);
+      const choices = completion.json().choices as unknown[];
+      groups.push({ trajectories: choices.map((choice, i) => ({ messages_and_choices: [...messages, choice], reward: i === 0 ? 1 : 0, metrics: {}, metadata: {} })), exceptions: [] });
+    }
+    const job = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/training-jobs", payload: { model_id: model.id, trajectory_groups: groups } });
+    expect(await waitForJob(t, job.json().id, isTerminal)).toMatchObject({ status: "succeeded", step: step + 1 });
+  }
+  return model.id;
+}
+
+/** A trace of three calls: an agent, a chat completion under it, and a tool call that failed. */
+async function logTrace(t: TestApp): Promise<string> {
+  const trace = traceClient(t, t.keys.alice);
+  const project = "alice/demo";
+  const root = await trace.json<{ id: string; trace_id: string }>("/call/start", { start: startOf(project, { op_name: "agent", started_at: "2024-05-01T12:00:00.000Z", inputs: { question: "Capital of France?" } }) });
+  const chat = await trace.json<{ id: string }>("/call/start", {
+    start: startOf(project, {
+      op_name: "chat",
+      trace_id: root.trace_id,
+      parent_id: root.id,
+      started_at: "2024-05-01T12:00:00.100Z",
+      inputs: { model: "m", messages: [{ role: "user", content: "Capital of France?" }] },
+    }),
+  });
+  await trace.json("/call/end", { end: endOf(project, chat.id, { ended_at: "2024-05-01T12:00:00.600Z", output: { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Paris" } }] } }) });
+  const tool = await trace.json<{ id: string }>("/call/start", { start: startOf(project, { op_name: "lookup", trace_id: root.trace_id, parent_id: root.id, started_at: "2024-05-01T12:00:00.700Z" }) });
+  await trace.json("/call/end", { end: endOf(project, tool.id, { ended_at: "2024-05-01T12:00:00.800Z", exception: "ValueError: boom" }) });
+  await trace.json("/call/end", { end: endOf(project, root.id, { ended_at: "2024-05-01T12:00:01.000Z", output: "Paris" }) });
+  return root.id;
+}
