@@ -93,7 +93,7 @@ runIt("web UI in Chromium", () => {
     await expect.poll(() => page.url()).not.toContain("view=tokens");
   });
 
-  it("lists calls, filters them, and opens a trace's tree and a call's conversation", async () => {
+  it("lists calls, filters them, opens a trace's tree and a call's conversation, and adds feedback", async () => {
     await page.click("nav a:has-text('Traces')");
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
     await page.check("text=roots only");
@@ -105,8 +105,15 @@ runIt("web UI in Chromium", () => {
     await page.click("[data-testid=trace-tree] .tree-row:has-text('chat')");
     await page.waitForSelector("[data-testid=call-detail] .chat .bubble");
     expect(await page.textContent("[data-testid=call-detail] .chat")).toContain("Paris");
+    await page.click("[data-testid=feedback] button[title='React with 👍']");
+    await expect.poll(() => page.textContent("[data-testid=feedback] .feedback-list")).toContain("👍");
     await page.screenshot({ path: `${SCREENSHOTS}traces.png`, fullPage: true });
     await page.uncheck("text=roots only");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
+    await page.selectOption("label:has-text('Reaction') select", "👍");
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("1 calls");
+    expect(await page.textContent("[data-testid=call-list] a.call-row")).toContain("chat");
+    await page.selectOption("label:has-text('Reaction') select", "");
     await page.fill("input[type=search]", "capital OF");
     await page.press("input[type=search]", "Enter");
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("2 calls");

@@ -1,6 +1,7 @@
 import { useMemo } from "preact/hooks";
 import type { Api } from "../api.js";
 import { Chat } from "../components/chat.js";
+import { CallFeedback } from "../components/feedback.js";
 import { DownloadJson, JsonView } from "../components/json-view.js";
 import { formatTime } from "../components/status.js";
 import { useLoad } from "../hooks.js";
@@ -71,6 +72,8 @@ export function CallDetail({ api, route, projectId, callId }: { api: Api; route:
           <Chat messages={messages} />
         </>
       )}
+      <h4>Feedback</h4>
+      <CallFeedback api={api} projectId={projectId} callId={c.id} />
       {usage && Object.keys(usage).length > 0 && (
         <>
           <h4>Usage</h4>

@@ -5,7 +5,7 @@ import { VirtualList } from "../components/virtual-list.js";
 import { useLoad } from "../hooks.js";
 import { formatRoute, type Route, withQuery } from "../route.js";
 import type { ProjectList, TraceCall } from "../types.js";
-import { callFiltersFromQuery, callQueryBody, opDisplayName } from "../view/call-query.js";
+import { callFiltersFromQuery, callQueryBody, isoToLocalInput, localInputToIso, opDisplayName, REACTIONS } from "../view/call-query.js";
 import { latency, statusOf } from "../view/call-status.js";
 import { CallDetail } from "./call-detail.js";
 
@@ -19,7 +19,7 @@ export function TracesPage({ api, route, projects }: { api: Api; route: Route; p
   if (!project) return <p class="muted">No traces yet. Log calls with the Weave SDK (project "{projects.entity}/&lt;name&gt;") and they appear here.</p>;
   const projectId = `${projects.entity}/${project}`;
   const filters = callFiltersFromQuery(route.query);
-  const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text]);
+  const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text, filters.from, filters.to, filters.reaction]);
   const bodyKey = JSON.stringify(body);
   const count = useLoad(() => api.trace<{ count: number }>("/calls/query_stats", body), [api, bodyKey]);
   const ops = useLoad(() => api.trace<{ objs: { object_id: string }[] }>("/objs/query", { project_id: projectId, filter: { is_op: true, latest_only: true } }), [api, projectId]);
@@ -61,6 +61,23 @@ export function TracesPage({ api, route, projects }: { api: Api; route: Route; p
             <option value="success">success</option>
             <option value="error">error</option>
             <option value="running">running</option>
+          </select>
+        </label>
+        <label>
+          From <input type="datetime-local" value={isoToLocalInput(filters.from)} onChange={(event) => go({ from: localInputToIso((event.target as HTMLInputElement).value) })} />
+        </label>
+        <label>
+          to <input type="datetime-local" value={isoToLocalInput(filters.to)} onChange={(event) => go({ to: localInputToIso((event.target as HTMLInputElement).value) })} />
+        </label>
+        <label>
+          Reaction{" "}
+          <select value={filters.reaction ?? ""} onChange={(event) => go({ reaction: (event.target as HTMLSelectElement).value })}>
+            <option value="">any</option>
+            {REACTIONS.map((emoji) => (
+              <option key={emoji} value={emoji}>
+                {emoji}
+              </option>
+            ))}
           </select>
         </label>
         <label>

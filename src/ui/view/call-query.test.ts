@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callFiltersFromQuery, callQueryBody, opDisplayName } from "./call-query.js";
+import { callFiltersFromQuery, callQueryBody, isoToLocalInput, localInputToIso, opDisplayName } from "./call-query.js";
 
 describe("call list queries", () => {
   it("builds nothing but the project for no filters", () => {
@@ -24,8 +24,26 @@ describe("call list queries", () => {
     });
   });
 
-  it("ignores an unknown status", () => {
-    expect(callFiltersFromQuery({ status: "weird" })).toEqual({ rootsOnly: false });
+  it("adds a time range and a reaction, and ignores values it cannot use", () => {
+    const filters = callFiltersFromQuery({ from: "2024-05-01T00:00:00.000Z", to: "2024-05-02T00:00:00.000Z", reaction: "👍" });
+    expect(callQueryBody("e/p", filters).query).toEqual({
+      $expr: {
+        $and: [
+          { $gte: [{ $getField: "started_at" }, { $literal: "2024-05-01T00:00:00.000Z" }] },
+          { $lt: [{ $getField: "started_at" }, { $literal: "2024-05-02T00:00:00.000Z" }] },
+          { $eq: [{ $getField: "feedback.[wandb.reaction.1].payload.emoji" }, { $literal: "👍" }] },
+        ],
+      },
+    });
+    expect(callFiltersFromQuery({ status: "weird", from: "yesterday-ish", reaction: "🦄" })).toEqual({ rootsOnly: false });
+  });
+
+  it("converts datetime-local values to instants and back", () => {
+    const iso = localInputToIso("2024-05-01T12:30")!;
+    expect(new Date(iso).getHours()).toBe(12);
+    expect(isoToLocalInput(iso)).toBe("2024-05-01T12:30");
+    expect(localInputToIso("")).toBeUndefined();
+    expect(isoToLocalInput("nope")).toBe("");
   });
 
   it("shortens op refs", () => {
