@@ -33,6 +33,7 @@ runIt("web UI in Chromium", () => {
     base = await t.app.listen({ port: 0, host: "127.0.0.1" });
     modelId = await trainTwoSteps(t);
     rootCallId = await logTrace(t);
+    await logEvaluations(t);
     ({ context, close: closeBrowser } = await launchChromium());
     page = await context.newPage();
     page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
@@ -125,6 +126,24 @@ runIt("web UI in Chromium", () => {
     expect(page.url()).toContain("status=error");
   });
 
+  it("compares two evaluation runs: scores, then rows with the differences first", async () => {
+    await page.click("nav a:has-text('Evaluations')");
+    await page.selectOption("label:has-text('Project') select", "evals");
+    await page.waitForSelector("[data-testid=evaluation-runs] tbody tr");
+    expect(await page.$$eval("[data-testid=evaluation-runs] tbody tr", (rows) => rows.length)).toBe(2);
+    await page.check("[data-testid=evaluation-runs] tbody tr:nth-child(1) input[type=checkbox]");
+    await page.check("[data-testid=evaluation-runs] tbody tr:nth-child(2) input[type=checkbox]");
+    await page.click("text=Compare the two selected");
+    await page.waitForSelector("[data-testid=compare-rows] tbody tr");
+    const summary = await page.$$eval("[data-testid=compare-summary] tbody tr", (rows) => rows.map((row) => [...row.querySelectorAll("td")].map((cell) => cell.textContent)));
+    // A is the older run (one row right), B the newer (both right).
+    expect(summary).toEqual([["exact_match", "0.5", "1", "0.5"]]);
+    const rows = await page.$$eval("[data-testid=compare-rows] tbody tr", (trs) => trs.map((tr) => ({ differs: tr.classList.contains("differs"), text: tr.textContent })));
+    expect(rows.map((row) => row.differs)).toEqual([true, false]);
+    expect(rows[0]!.text).toContain("2+2");
+    await page.screenshot({ path: `${SCREENSHOTS}evaluations.png`, fullPage: true });
+  });
+
   it("logged no console errors", () => {
     expect(consoleErrors).toEqual([]);
   });
@@ -172,4 +191,24 @@ async function logTrace(t: TestApp): Promise<string> {
   await trace.json("/call/end", { end: endOf(project, tool.id, { ended_at: "2024-05-01T12:00:00.800Z", exception: "ValueError: boom" }) });
   await trace.json("/call/end", { end: endOf(project, root.id, { ended_at: "2024-05-01T12:00:01.000Z", output: "Paris" }) });
   return root.id;
+}
+
+/** Two runs of one evaluation over two rows: the first run gets one row right, the second both. */
+async function logEvaluations(t: TestApp): Promise<void> {
+  const c = traceClient(t, t.keys.alice);
+  const v2 = "/v2/alice/evals";
+  const dataset = await c.json(`${v2}/datasets`, { name: "sums", rows: [{ q: "1+1", a: "2" }, { q: "2+2", a: "4" }] });
+  const scorer = (await c.json(`${v2}/scorers`, { name: "Exact Match", op_source_code: "def score(output, a): return output == a" })).scorer;
+  const evaluation = (await c.json(`${v2}/evaluations`, { name: "sums-eval", dataset: `weave:///alice/evals/object/${dataset.object_id}:${dataset.digest}`, scorers: [scorer] })).evaluation_ref;
+  for (const [name, answers] of [["first-model", ["2", "5"]], ["second-model", ["2", "4"]]] as const) {
+    const model = (await c.json(`${v2}/models`, { name, source_code: "def predict(q): ..." })).model_ref;
+    const runId = (await c.json(`${v2}/evaluation_runs`, { evaluation, model })).evaluation_run_id as string;
+    for (const [index, q] of ["1+1", "2+2"].entries()) {
+      const output = answers[index]!;
+      const predictionId = (await c.json(`${v2}/predictions`, { model, inputs: { q }, output, evaluation_run_id: runId })).prediction_id as string;
+      await c.json(`${v2}/scores`, { prediction_id: predictionId, scorer, value: output === ["2", "4"][index] ? 1 : 0, evaluation_run_id: runId });
+      await c.post(`${v2}/predictions/${predictionId}/finish`, {});
+    }
+    await c.post(`${v2}/evaluation_runs/${runId}/finish`, {});
+  }
 }

@@ -17,7 +17,10 @@ export function TracesPage({ api, route, projects }: { api: Api; route: Route; p
   const traced = projects.data.filter((project) => project.traces);
   const project = route.query.project ?? traced[0]?.name;
   if (!project) return <p class="muted">No traces yet. Log calls with the Weave SDK (project "{projects.entity}/&lt;name&gt;") and they appear here.</p>;
-  const projectId = `${projects.entity}/${project}`;
+  return <ProjectCalls api={api} route={route} traced={traced} project={project} projectId={`${projects.entity}/${project}`} />;
+}
+
+function ProjectCalls({ api, route, traced, project, projectId }: { api: Api; route: Route; traced: ProjectList["data"]; project: string; projectId: string }) {
   const filters = callFiltersFromQuery(route.query);
   const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text, filters.from, filters.to, filters.reaction]);
   const bodyKey = JSON.stringify(body);
