@@ -47,6 +47,15 @@ export class Api {
       .map((line) => JSON.parse(line) as T);
   }
 
+  /** GET a trace endpoint that answers JSON Lines (the v2 listings). */
+  async traceGetLines<T>(path: string): Promise<T[]> {
+    const text = await this.send("GET", `${this.traceBase}${path}`).then((response) => response.text());
+    return text
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as T);
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body);
     return (await response.json()) as T;

@@ -1,6 +1,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { Api } from "./api.js";
 import { useLoad, useRoute } from "./hooks.js";
+import { DatasetsPage } from "./pages/datasets.js";
 import { EvaluationsPage } from "./pages/evaluations.js";
 import { LoginPage } from "./pages/login.js";
 import { ModelPage } from "./pages/model.js";
@@ -53,6 +54,9 @@ function Shell({ apiKey, onLogout }: { apiKey: string; onLogout: (message?: stri
           <a href={formatRoute(["evaluations"])} class={section === "evaluations" ? "active" : ""}>
             Evaluations
           </a>
+          <a href={formatRoute(["datasets"])} class={section === "datasets" ? "active" : ""}>
+            Datasets
+          </a>
         </nav>
         <span class="spacer" />
         {projects.data && <span class="entity" title="The entity of this API key">{projects.data.entity}</span>}
@@ -71,6 +75,7 @@ function Page({ api, route, projects }: { api: Api; route: Route; projects: Proj
   if (section === "models" && id !== undefined) return <ModelPage api={api} route={route} modelId={id} entity={projects.entity} />;
   if (section === "jobs" && id !== undefined && sub === "rollouts") return <RolloutsPage api={api} route={route} jobId={id} />;
   if (section === "traces") return <TracesPage api={api} route={route} projects={projects} />;
+  if (section === "datasets") return <DatasetsPage api={api} route={route} projects={projects} />;
   if (section === "evaluations") return <EvaluationsPage api={api} route={route} projects={projects} />;
   return (
     <p class="error">

@@ -126,6 +126,21 @@ runIt("web UI in Chromium", () => {
     expect(page.url()).toContain("status=error");
   });
 
+  it("adds selected calls to a dataset and browses its rows", async () => {
+    await page.goto(`${base}/#/traces?project=demo`);
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
+    const boxes = await page.$$("[data-testid=call-list] .call-line input[type=checkbox]");
+    await boxes[0]!.check();
+    await boxes[1]!.check();
+    await page.fill("[data-testid=add-to-dataset] input", "from traces");
+    await page.click("[data-testid=add-to-dataset] button");
+    await expect.poll(() => page.textContent("[data-testid=add-to-dataset] [role=status]")).toMatch(/Added 2 call\(s\): from traces v0 has 2 rows/);
+    await page.click("[data-testid=add-to-dataset] a:has-text('Open it')");
+    await expect.poll(() => page.textContent("[data-testid=dataset-count]")).toBe("2 rows");
+    expect(await page.textContent("[data-testid=dataset-rows]")).toContain("source_call_id");
+    await page.screenshot({ path: `${SCREENSHOTS}datasets.png`, fullPage: true });
+  });
+
   it("compares two evaluation runs: scores, then rows with the differences first", async () => {
     await page.click("nav a:has-text('Evaluations')");
     await page.selectOption("label:has-text('Project') select", "evals");

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { formatTime } from "../components/status.js";
+import { AddToDataset } from "../components/add-to-dataset.js";
 import { VirtualList } from "../components/virtual-list.js";
 import { useLoad } from "../hooks.js";
 import { formatRoute, type Route, withQuery } from "../route.js";
@@ -17,10 +18,14 @@ export function TracesPage({ api, route, projects }: { api: Api; route: Route; p
   const traced = projects.data.filter((project) => project.traces);
   const project = route.query.project ?? traced[0]?.name;
   if (!project) return <p class="muted">No traces yet. Log calls with the Weave SDK (project "{projects.entity}/&lt;name&gt;") and they appear here.</p>;
-  return <ProjectCalls api={api} route={route} traced={traced} project={project} projectId={`${projects.entity}/${project}`} />;
+  return <ProjectCalls api={api} route={route} traced={traced} entity={projects.entity} project={project} projectId={`${projects.entity}/${project}`} />;
 }
 
-function ProjectCalls({ api, route, traced, project, projectId }: { api: Api; route: Route; traced: ProjectList["data"]; project: string; projectId: string }) {
+function ProjectCalls({ api, route, traced, entity, project, projectId }: { api: Api; route: Route; traced: ProjectList["data"]; entity: string; project: string; projectId: string }) {
+  // Calls picked for a dataset; kept while filters change, dropped with the project.
+  const [picked, setPicked] = useState<string[]>([]);
+  useEffect(() => setPicked([]), [projectId]);
+  const togglePick = (id: string) => setPicked((previous) => (previous.includes(id) ? previous.filter((other) => other !== id) : [...previous, id]));
   const filters = callFiltersFromQuery(route.query);
   const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text, filters.from, filters.to, filters.reaction]);
   const bodyKey = JSON.stringify(body);
@@ -98,11 +103,12 @@ function ProjectCalls({ api, route, traced, project, projectId }: { api: Api; ro
           {count.data ? `${count.data.count.toLocaleString()} calls` : count.error ? "" : "counting…"}
         </span>
       </div>
+      {picked.length > 0 && <AddToDataset api={api} entity={entity} project={project} callIds={picked} />}
       {(count.error || pages.error) && <p class="error">{count.error ?? pages.error}</p>}
       <div class="traces-body">
         <div class="call-list" data-testid="call-list">
           <div class="call-row head">
-            <span>Op</span>
+            <span class="pick-space">Op</span>
             <span>Status</span>
             <span>Started</span>
             <span class="num">Latency</span>
@@ -114,14 +120,17 @@ function ProjectCalls({ api, route, traced, project, projectId }: { api: Api; ro
             onRange={pages.want}
             row={(index) => {
               const call = pages.at(index);
-              if (!call) return <div class="call-row muted">…</div>;
+              if (!call) return <div class="call-line muted">…</div>;
               return (
-                <a class={`call-row${call.id === selected ? " selected" : ""}`} href={withQuery(route, { call: call.id })}>
-                  <span class="op">{call.display_name || opDisplayName(call.op_name)}</span>
-                  <span class={`status-${statusOf(call)}`}>{statusOf(call)}</span>
-                  <span>{formatTime(call.started_at)}</span>
-                  <span class="num">{latency(call)}</span>
-                </a>
+                <div class={`call-line${call.id === selected ? " selected" : ""}`}>
+                  <input type="checkbox" checked={picked.includes(call.id)} onChange={() => togglePick(call.id)} aria-label={`Pick call ${call.id}`} />
+                  <a class="call-row" href={withQuery(route, { call: call.id })}>
+                    <span class="op">{call.display_name || opDisplayName(call.op_name)}</span>
+                    <span class={`status-${statusOf(call)}`}>{statusOf(call)}</span>
+                    <span>{formatTime(call.started_at)}</span>
+                    <span class="num">{latency(call)}</span>
+                  </a>
+                </div>
               );
             }}
           />
