@@ -106,6 +106,7 @@ runIt("web UI in Chromium", () => {
     await page.click("[data-testid=trace-tree] .tree-row:has-text('chat')");
     await page.waitForSelector("[data-testid=call-detail] .chat .bubble");
     expect(await page.textContent("[data-testid=call-detail] .chat")).toContain("Paris");
+    expect(await page.textContent("[data-testid=call-detail]")).toContain("prompt_tokens");
     await page.click("[data-testid=feedback] button[title='React with 👍']");
     await expect.poll(() => page.textContent("[data-testid=feedback] .feedback-list")).toContain("👍");
     await page.screenshot({ path: `${SCREENSHOTS}traces.png`, fullPage: true });
@@ -201,7 +202,7 @@ async function logTrace(t: TestApp): Promise<string> {
       inputs: { model: "m", messages: [{ role: "user", content: "Capital of France?" }] },
     }),
   });
-  await trace.json("/call/end", { end: endOf(project, chat.id, { ended_at: "2024-05-01T12:00:00.600Z", output: { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Paris" } }] } }) });
+  await trace.json("/call/end", { end: endOf(project, chat.id, { ended_at: "2024-05-01T12:00:00.600Z", summary: { usage: { m: { requests: 1, prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } } }, output: { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Paris" } }] } }) });
   const tool = await trace.json<{ id: string }>("/call/start", { start: startOf(project, { op_name: "lookup", trace_id: root.trace_id, parent_id: root.id, started_at: "2024-05-01T12:00:00.700Z" }) });
   await trace.json("/call/end", { end: endOf(project, tool.id, { ended_at: "2024-05-01T12:00:00.800Z", exception: "ValueError: boom" }) });
   await trace.json("/call/end", { end: endOf(project, root.id, { ended_at: "2024-05-01T12:00:01.000Z", output: "Paris" }) });

@@ -17,7 +17,7 @@ const TRACE_CAP = 2000;
 
 /** One call: its trace as a tree with a timeline, its conversation when it is a chat call, and its data. */
 export function CallDetail({ api, route, projectId, callId }: { api: Api; route: Route; projectId: string; callId: string }) {
-  const call = useLoad(() => api.trace<{ call: TraceCall }>("/call/read", { project_id: projectId, id: callId }), [api, projectId, callId]);
+  const call = useLoad(() => api.trace<{ call: TraceCall }>("/call/read", { project_id: projectId, id: callId, include_costs: true }), [api, projectId, callId]);
   const traceId = call.data?.call.trace_id;
   const trace = useLoad(
     () =>
@@ -38,6 +38,7 @@ export function CallDetail({ api, route, projectId, callId }: { api: Api; route:
   const c = call.data.call;
   const messages = callMessages(c.inputs, c.output);
   const usage = (c.summary?.usage ?? null) as Record<string, unknown> | null;
+  const costs = ((c.summary?.weave as Record<string, unknown> | undefined)?.costs ?? null) as Record<string, unknown> | null;
   return (
     <aside class="call-detail" data-testid="call-detail">
       <h3>
@@ -76,8 +77,8 @@ export function CallDetail({ api, route, projectId, callId }: { api: Api; route:
       <CallFeedback api={api} projectId={projectId} callId={c.id} />
       {usage && Object.keys(usage).length > 0 && (
         <>
-          <h4>Usage</h4>
-          <JsonView value={usage} openDepth={2} />
+          <h4>Usage{costs ? " and cost" : ""}</h4>
+          <JsonView value={costs ? { usage, costs } : usage} openDepth={2} />
         </>
       )}
       <h4>
