@@ -8,6 +8,7 @@ import { startTrainingApp, TINY_BASE_MODEL } from "../../testing/trainer-app.js"
 import { endOf, startOf, traceClient } from "../../testing/trace.js";
 import { isTerminal, waitForJob } from "../../testing/training.js";
 
+const MANY_CALLS = 1000;
 const SCREENSHOTS = fileURLToPath(new URL("../../../docs/ui/", import.meta.url));
 const runIt = chromiumAvailable() || chromiumRequired ? describe : describe.skip;
 if (!chromiumAvailable() && !chromiumRequired) console.warn("Chromium is not installed at /usr/bin/chromium: the browser tests are skipped");
@@ -34,6 +35,7 @@ runIt("web UI in Chromium", () => {
     modelId = await trainTwoSteps(t);
     rootCallId = await logTrace(t);
     await logEvaluations(t);
+    await logManyCalls(t, MANY_CALLS);
     ({ context, close: closeBrowser } = await launchChromium());
     page = await context.newPage();
     page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
@@ -125,6 +127,18 @@ runIt("web UI in Chromium", () => {
     await page.press("input[type=search]", "Enter");
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("1 calls");
     expect(page.url()).toContain("status=error");
+  });
+
+  it("keeps only the rows in view in the page, and loads the others as they scroll into view", async () => {
+    await page.goto(`${base}/#/traces?project=many`);
+    await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe(`${MANY_CALLS.toLocaleString("en-US")} calls`);
+    await page.waitForSelector("[data-testid=call-list] a.call-row");
+    expect(await page.$$eval("[data-testid=call-list] .vrow", (rows) => rows.length)).toBeLessThan(60);
+    expect(await page.textContent("[data-testid=call-list] a.call-row")).toContain(`op-${MANY_CALLS - 1}`);
+    // The oldest call is the last row: scrolling there fetches its page.
+    await page.$eval("[data-testid=call-list] .vlist", (list) => (list.scrollTop = list.scrollHeight));
+    await expect.poll(() => page.$$eval("[data-testid=call-list] a.call-row .op", (ops) => ops.map((op) => op.textContent))).toContain("op-0");
+    expect(await page.$$eval("[data-testid=call-list] .vrow", (rows) => rows.length)).toBeLessThan(60);
   });
 
   it("adds selected calls to a dataset and browses its rows", async () => {
@@ -227,4 +241,15 @@ async function logEvaluations(t: TestApp): Promise<void> {
     }
     await c.post(`${v2}/evaluation_runs/${runId}/finish`, {});
   }
+}
+
+/** `count` root calls one second apart in project "many", ops op-0 (oldest) to op-{count-1}. */
+async function logManyCalls(t: TestApp, count: number): Promise<void> {
+  const trace = traceClient(t, t.keys.alice);
+  const started = (index: number) => new Date(Date.UTC(2024, 0, 1) + index * 1000).toISOString();
+  const batch = Array.from({ length: count }, (_, index) => [
+    { mode: "start", req: { start: startOf("alice/many", { id: `call-${index}`, trace_id: `trace-${index}`, op_name: `op-${index}`, started_at: started(index) }) } },
+    { mode: "end", req: { end: endOf("alice/many", `call-${index}`, { ended_at: started(index + 0.5) }) } },
+  ]).flat();
+  await trace.json("/call/upsert_batch", { batch });
 }
