@@ -37,7 +37,7 @@ describe("HTTP error shapes", () => {
     expect(missing.json()).toEqual({ detail: "Not Found" });
     const wrongMethod = await t.request(t.keys.alice, { method: "PUT", url: "/v1/preview/models" });
     expect(wrongMethod.statusCode).toBe(405);
-    expect(wrongMethod.headers.allow).toBe("POST");
+    expect(wrongMethod.headers.allow).toBe("GET, POST");
     expect(wrongMethod.json()).toEqual({ detail: "Method Not Allowed" });
     const wrongOnParam = await t.request(t.keys.alice, { method: "PATCH", url: "/v1/preview/models/00000000-0000-4000-8000-000000000000/checkpoints" });
     expect(wrongOnParam.statusCode).toBe(405);

@@ -15,6 +15,7 @@ import { RouteCatalog } from "./routes.js";
 import { serviceRoutes } from "./service/routes.js";
 import { traceRoutes } from "./trace/index.js";
 import { trainingRoutes } from "./training/index.js";
+import { uiRoutes } from "./ui/routes.js";
 
 /** What the HTTP layer needs from the layers below it. */
 export interface AppServices {
@@ -37,6 +38,8 @@ declare module "fastify" {
 export interface BuildAppOptions {
   /** pino options, or false for no logs (tests). */
   logger?: FastifyServerOptions["logger"];
+  /** The built web UI (default: dist/ui of this package). */
+  uiDir?: string;
 }
 
 export async function buildApp(services: AppServices, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -70,5 +73,6 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     { prefix: "/v1" },
   );
   await app.register(traceRoutes, { prefix: config.traceBasePath });
+  await app.register(uiRoutes, { uiDir: options.uiDir });
   return app;
 }

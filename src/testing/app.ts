@@ -41,6 +41,8 @@ export interface TestAppOptions {
    */
   servedModels?: Record<string, string>;
   env?: Record<string, string>;
+  /** The built web UI to serve (default: the package's dist/ui). */
+  uiDir?: string;
   /** Runs an in-process job worker with these settings (jobs stay queued without one). */
   worker?: Partial<WorkerSettings> & { stepDelayMs?: number; trainer?: Trainer; remoteData?: RemoteDataLimits };
 }
@@ -67,7 +69,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const engines = served.length > 0 ? createEngineRegistry(config, catalog) : undefined;
   const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
   if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
-  const app = await buildApp(services);
+  const app = await buildApp(services, { uiDir: options.uiDir });
   await app.ready();
   let worker: JobWorker | undefined;
   if (options.worker) {

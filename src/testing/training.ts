@@ -36,8 +36,8 @@ export function varyingGroups(): Record<string, unknown>[] {
   return [{ trajectories: [trajectory(0), trajectory(1)], exceptions: [] }];
 }
 
-export async function registerModel(t: TestApp, name: string, key = t.keys.alice): Promise<string> {
-  const res = await t.request(key, { method: "POST", url: "/v1/preview/models", payload: { project: "proj", name, base_model: "test/base", return_existing: true } });
+export async function registerModel(t: TestApp, name: string, key = t.keys.alice, baseModel = "test/base"): Promise<string> {
+  const res = await t.request(key, { method: "POST", url: "/v1/preview/models", payload: { project: "proj", name, base_model: baseModel, return_existing: true } });
   if (res.statusCode !== 200) throw new Error(`register failed: ${res.body}`);
   return res.json().id as string;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { artifactRoutes } from "./artifacts-routes.js";
+import { browseRoutes } from "./browse-routes.js";
 import { checkpointDownloadRoute } from "./checkpoint-download.js";
 import { checkpointImportRoute } from "./checkpoint-import.js";
 import { jobRoutes } from "./jobs-routes.js";
@@ -14,4 +15,5 @@ export async function trainingRoutes(app: FastifyInstance): Promise<void> {
   await app.register(logRoute);
   await app.register(jobRoutes);
   await app.register(artifactRoutes);
+  await app.register(browseRoutes);
 }

@@ -1,0 +1,127 @@
+import type { FastifyInstance } from "fastify";
+import { groupAdvantages } from "../../engine/train/advantages.js";
+import type { RlTrainingConfig } from "../../engine/train/config.js";
+import { decodeJson } from "../../store/json.js";
+import { readModelHistory } from "../../store/model-history.js";
+import { pageModelJobs } from "../../store/model-jobs.js";
+import { getModel, listModels, type ModelRow } from "../../store/models.js";
+import { listEntityProjects } from "../../store/projects.js";
+import { getTrainingJob } from "../../store/training-jobs.js";
+import type { RlJobInput } from "../../worker/job-input.js";
+import { principalOf } from "../auth.js";
+import { ApiError, notFound } from "../errors.js";
+import { defineRoute } from "../routes.js";
+import { ModelHistoryRes, ModelJobsQuery, ModelJobsRes, ModelListQuery, ModelListRes, ProjectListRes, TrajectoryGroupsQuery, TrajectoryGroupsRes } from "./browse-schemas.js";
+import { toJobResponse } from "./job-requests.js";
+import { buildModelHistory } from "./model-history.js";
+import { JobIdParams } from "./job-schemas.js";
+import { ModelIdParams, ModelRes } from "./schemas.js";
+
+const tags = ["training"];
+
+/**
+ * Read-only routes beyond the preview interface (what the web UI browses): the caller's models,
+ * projects and jobs, and the trajectory groups an RL job trained on. All scoped to the key's entity.
+ */
+export async function browseRoutes(app: FastifyInstance): Promise<void> {
+  const { store } = app.services;
+
+  const ownModel = async (entity: string, id: string): Promise<ModelRow> => {
+    const model = await getModel(store.db, entity, id);
+    if (!model) throw notFound(`Model '${id}' not found`);
+    return model;
+  };
+
+  defineRoute(
+    app,
+    { method: "GET", url: "/preview/models", summary: "List the caller's trainable models (oldest first)", tags, query: ModelListQuery, response: ModelListRes, security: "bearer" },
+    async ({ query }, request) => {
+      const models = await listModels(store.db, principalOf(request).entity);
+      return { object: "list", data: query.project === undefined ? models : models.filter((model) => model.project === query.project) };
+    },
+  );
+
+  defineRoute(
+    app,
+    { method: "GET", url: "/preview/models/:model_id", summary: "Read a trainable model", tags, params: ModelIdParams, response: ModelRes, security: "bearer" },
+    async ({ params }, request) => ownModel(principalOf(request).entity, params.model_id),
+  );
+
+  defineRoute(
+    app,
+    {
+      method: "GET",
+      url: "/preview/models/:model_id/training-jobs",
+      summary: "List a model's training jobs (cursor page, newest first by default)",
+      tags,
+      params: ModelIdParams,
+      query: ModelJobsQuery,
+      response: ModelJobsRes,
+      security: "bearer",
+    },
+    async ({ params, query }, request) => {
+      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const page = await pageModelJobs(store.db, model.id, query);
+      return { ...page, data: page.data.map(toJobResponse) };
+    },
+  );
+
+  defineRoute(
+    app,
+    {
+      method: "GET",
+      url: "/preview/models/:model_id/history",
+      summary: "A model's metrics per step: logged trajectory metrics, and each job's rollout and gradient-step metrics",
+      tags,
+      params: ModelIdParams,
+      response: ModelHistoryRes,
+      security: "bearer",
+    },
+    async ({ params }, request) => {
+      const model = await ownModel(principalOf(request).entity, params.model_id);
+      return { object: "list", data: buildModelHistory(await readModelHistory(store.db, model.id)) };
+    },
+  );
+
+  defineRoute(
+    app,
+    {
+      method: "GET",
+      url: "/preview/training-jobs/:training_job_id/trajectory-groups",
+      summary: "Read the trajectory groups an RL job was submitted with, each trajectory with its advantage",
+      tags,
+      params: JobIdParams,
+      query: TrajectoryGroupsQuery,
+      response: TrajectoryGroupsRes,
+      security: "bearer",
+    },
+    async ({ params, query }, request) => {
+      const job = await getTrainingJob(store.db, principalOf(request).entity, params.training_job_id);
+      if (!job) throw notFound(`Training job '${params.training_job_id}' not found`);
+      if (job.kind !== "rl") throw new ApiError(400, `Training job '${job.id}' is an SFT job; only RL jobs have trajectory groups`);
+      const groups = decodeJson<RlJobInput>(job.input).trajectory_groups;
+      const { scale_rewards } = decodeJson<RlTrainingConfig>(job.config);
+      const data = groups.slice(query.offset, query.offset + query.limit).map((group, i) => {
+        const advantages = groupAdvantages(
+          group.trajectories.map((trajectory) => trajectory.reward),
+          scale_rewards,
+        );
+        return {
+          index: query.offset + i,
+          trajectories: group.trajectories.map((trajectory, t) => ({ ...trajectory, advantage: advantages[t]! })),
+          exceptions: group.exceptions,
+        };
+      });
+      return { object: "list", data, total: groups.length, offset: query.offset, scale_rewards };
+    },
+  );
+
+  defineRoute(
+    app,
+    { method: "GET", url: "/preview/projects", summary: "List the caller's projects: those with models and those with traces", tags, response: ProjectListRes, security: "bearer" },
+    async (_input, request) => {
+      const { entity } = principalOf(request);
+      return { object: "list", entity, data: await listEntityProjects(store.db, entity) };
+    },
+  );
+}

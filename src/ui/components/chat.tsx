@@ -1,0 +1,37 @@
+import type { MessageView } from "../view/messages.js";
+import { describeLogprob, logprobColor } from "../view/logprob-color.js";
+
+/** A conversation as chat bubbles; sampled choices can show their tokens coloured by logprob. */
+export function Chat({ messages, tokens = false }: { messages: MessageView[]; tokens?: boolean }) {
+  return (
+    <div class="chat">
+      {messages.map((message, index) => (
+        <div key={index} class={`bubble role-${message.role}${message.sampled ? " sampled" : ""}`}>
+          <div class="role">
+            {message.role}
+            {message.toolCallId && <span class="muted"> → {message.toolCallId}</span>}
+            {message.sampled && <span class="muted"> · sampled{message.finishReason ? ` (${message.finishReason})` : ""}</span>}
+          </div>
+          {tokens && message.tokens ? <Tokens tokens={message.tokens} /> : message.content && <div class="content">{message.content}</div>}
+          {message.toolCalls.map((call, callIndex) => (
+            <div key={callIndex} class="tool-call">
+              <span class="tool-name">{call.name}</span>(<code>{call.arguments}</code>){call.id && <span class="muted"> {call.id}</span>}
+            </div>
+          ))}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Tokens({ tokens }: { tokens: NonNullable<MessageView["tokens"]> }) {
+  return (
+    <div class="tokens" data-testid="tokens">
+      {tokens.map((token, index) => (
+        <span key={index} class="token" style={{ background: logprobColor(token.logprob) }} title={describeLogprob(token.logprob)}>
+          {token.text}
+        </span>
+      ))}
+    </div>
+  );
+}
