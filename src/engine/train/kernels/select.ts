@@ -1,3 +1,5 @@
+import { selectKernels } from "../../kernels/select.js";
+import { TsKernels } from "../../kernels/ts/index.js";
 import type { Kernels } from "../../kernels/types.js";
 import { TsTrainingKernels } from "./ts/index.js";
 import type { TrainingKernels } from "./types.js";
@@ -19,4 +21,19 @@ export function trainingKernelsFor(forward: Kernels): TrainingKernels {
     throw new Error(`no training kernels for the "${forward.name}" kernel backend; load the model to train with FLYWHEEL_KERNELS=ts (available: ${[...factories.keys()].join(", ")})`);
   }
   return create(forward);
+}
+
+/**
+ * The forward kernels to load a model for training on: the configured ones (`selectKernels`:
+ * native when built, FLYWHEEL_KERNELS overrides) when a training backend pairs with them, else the
+ * TypeScript ones.
+ */
+export function selectTrainableKernels(): Kernels {
+  const kernels = selectKernels();
+  try {
+    trainingKernelsFor(kernels);
+    return kernels;
+  } catch {
+    return new TsKernels();
+  }
 }

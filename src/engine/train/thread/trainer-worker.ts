@@ -1,11 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { selectKernels } from "../../kernels/select.js";
-import { TsKernels } from "../../kernels/ts/index.js";
-import type { Kernels } from "../../kernels/types.js";
 import { type LoadedModel, loadModel } from "../../model/load.js";
 import { runTrainingJob } from "../job/run-training-job.js";
 import type { TrainingJobSpec } from "../job/types.js";
-import { trainingKernelsFor } from "../kernels/select.js";
+import { selectTrainableKernels } from "../kernels/select.js";
 import type { FromTrainerThread, ToTrainerThread, TrainerThreadInit } from "./protocol.js";
 
 /**
@@ -42,7 +39,7 @@ async function pump(): Promise<void> {
 async function run(runId: number, spec: TrainingJobSpec): Promise<void> {
   try {
     if (cancelled.has(runId)) return post({ type: "cancelled", runId });
-    model ??= loadModel(init.modelDir, { kernels: trainableKernels() });
+    model ??= loadModel(init.modelDir, { kernels: selectTrainableKernels() });
     const steps = runTrainingJob(model, spec);
     for (;;) {
       await nextTurn();
@@ -55,17 +52,6 @@ async function run(runId: number, spec: TrainingJobSpec): Promise<void> {
     post({ type: "failed", runId, message: error instanceof Error ? error.message : String(error) });
   } finally {
     cancelled.delete(runId);
-  }
-}
-
-/** The configured forward kernels when a training backend pairs with them, else the TypeScript ones. */
-function trainableKernels(): Kernels {
-  const kernels = selectKernels();
-  try {
-    trainingKernelsFor(kernels);
-    return kernels;
-  } catch {
-    return new TsKernels();
   }
 }
 
