@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { createLoraAdapter } from "../../src/engine/lora/init.js";
+import { selectKernels } from "../../src/engine/kernels/select.js";
 import { loadModel } from "../../src/engine/model/load.js";
 import { trainingKernelsFor, selectTrainableKernels } from "../../src/engine/train/kernels/select.js";
 import { IGNORE, type SftRow } from "../../src/engine/train/sft-tokenize.js";
@@ -51,4 +52,6 @@ for (const measure of spec.measures) {
   }
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
-emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}, ${trainingKernelsFor(kernels).name} training kernels` });
+const configured = selectKernels().name;
+const why = configured === kernels.name ? "" : ` (the configured ${configured} kernels have no training kernels)`;
+emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}, ${trainingKernelsFor(kernels).name} training kernels${why}` });
