@@ -1,4 +1,4 @@
-import { selectKernels } from "../../kernels/select.js";
+import { selectKernels, type SelectKernelsOptions } from "../../kernels/select.js";
 import { TsKernels } from "../../kernels/ts/index.js";
 import type { Kernels } from "../../kernels/types.js";
 import { TsTrainingKernels } from "./ts/index.js";
@@ -28,8 +28,8 @@ export function trainingKernelsFor(forward: Kernels): TrainingKernels {
  * native when built, FLYWHEEL_KERNELS overrides) when a training backend pairs with them, else the
  * TypeScript ones.
  */
-export function selectTrainableKernels(): Kernels {
-  const kernels = selectKernels();
+export function selectTrainableKernels(options: SelectKernelsOptions = {}): Kernels {
+  const kernels = selectKernels(options);
   try {
     trainingKernelsFor(kernels);
     return kernels;
