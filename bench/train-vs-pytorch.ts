@@ -13,7 +13,8 @@
  *
  * Each side loads the model on its own kernels (Flywheel: the backend training selects, printed
  * with the results), runs warm-up steps, then timed ones; tokens/s is the rows' tokens over the
- * median step time. Both print the loss of every step, so the first losses show that they
+ * median step time, and tokens per CPU-second the same over the median CPU time of a step (what a
+ * step costs when the machine is shared; threads that spin while waiting count too). Both print the loss of every step, so the first losses show that they
  * computed the same thing. The Python environment (bench/python-env.ts) and the checkpoints are
  * made on first use under bench/.cache (git-ignored). Not a test: numbers depend on the machine and
  * its load.
@@ -54,6 +55,7 @@ interface StepRecord {
   index: number;
   warmup: boolean;
   seconds: number;
+  cpuSeconds: number;
   loss: number;
 }
 
@@ -134,12 +136,12 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** Seconds per step of a measure: the median of the timed steps, else the warm-up step's (flagged). */
-function stepSeconds(side: SideResult, measure: string): { seconds: number; note: string } | undefined {
+/** Wall and CPU seconds per step of a measure: medians of the timed steps, else the warm-up step's (flagged). */
+function stepSeconds(side: SideResult, measure: string): { seconds: number; cpuSeconds: number; note: string } | undefined {
   const steps = side.steps.filter((step) => step.measure === measure);
   const timed = steps.filter((step) => !step.warmup);
-  if (timed.length > 0) return { seconds: median(timed.map((step) => step.seconds)), note: timed.length < steps.length - 1 ? "partial" : "" };
-  if (steps.length > 0) return { seconds: steps[0]!.seconds, note: "warm-up step only" };
+  if (timed.length > 0) return { seconds: median(timed.map((step) => step.seconds)), cpuSeconds: median(timed.map((step) => step.cpuSeconds)), note: "" };
+  if (steps.length > 0) return { seconds: steps[0]!.seconds, cpuSeconds: steps[0]!.cpuSeconds, note: "warm-up step only" };
   return undefined;
 }
 
@@ -175,8 +177,8 @@ console.log(`\n## Training: Flywheel beside transformers + PEFT (${quick ? "quic
 for (const benchCase of cases) console.log(`- ${benchCase.name}: ${benchCase.what}; make-tiny ${benchCase.makeTinyFlags}`);
 const backends = new Set(results.flatMap((row) => [row.pytorch.backend, row.flywheel.backend]).filter(Boolean));
 console.log(`- sides: ${[...backends].join("; ")}\n`);
-console.log("| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | First loss (PyTorch / Flywheel) |");
-console.log("|---|---|---:|---:|---:|---:|---:|---|");
+console.log("| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | Tokens per CPU-second (PyTorch / Flywheel) | First loss (PyTorch / Flywheel) |");
+console.log("|---|---|---:|---:|---:|---:|---:|---|---|");
 printRows(results, true);
 const failed = results.filter((row) => row.pytorch.stopped && !stepSeconds(row.pytorch, row.measure));
 process.exitCode = failed.length > 0 ? 1 : 0;
@@ -190,8 +192,9 @@ function printRows(rows: Row[], table = false): void {
       return `${(tokens / time.seconds).toFixed(0)}${time.note ? ` (${time.note})` : ""}`;
     };
     const ratio = py && fw ? (py.seconds / fw.seconds).toFixed(2) : py && flywheel.stopped ? `< ${(py.seconds / flywheelTimeout).toFixed(3)}` : "—";
+    const perCpu = (time: ReturnType<typeof stepSeconds>) => (time ? (tokens / time.cpuSeconds).toFixed(0) : "—");
     const firstLoss = (side: SideResult) => side.steps.find((step) => step.measure === measure)?.loss.toFixed(4) ?? "—";
-    const cells = [benchCase.name, measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring", threads, tokens, rate(py, pytorch), rate(fw, flywheel), ratio, `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`];
+    const cells = [benchCase.name, measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring", threads, tokens, rate(py, pytorch), rate(fw, flywheel), ratio, `${perCpu(py)} / ${perCpu(fw)}`, `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`];
     if (table) console.log(`| ${cells.join(" | ")} |`);
     else log(`${cells.join("  ")}${pytorch.stopped ? `  [PyTorch ${pytorch.stopped}]` : ""}${flywheel.stopped ? `  [Flywheel ${flywheel.stopped}]` : ""}`);
   }

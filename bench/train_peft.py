@@ -13,8 +13,8 @@ ROWS.json: {"rows": [[token ids]...] (equal lengths), "promptLength": P, "mode":
   every weight;
 - score: forward only, the logprob and entropy of every next token (as Flywheel's
   sequenceLogprobs computes), with the adapter in "lora" mode.
-Each measure runs W warm-up steps, then S timed ones. Prints one JSON line per step, then a summary
-line {"done": true, ...}.
+Each measure runs W warm-up steps, then S timed ones. Prints one JSON line per step (wall and CPU
+seconds, loss), then a summary line {"done": true, ...}.
 """
 
 import argparse
@@ -80,9 +80,10 @@ def main():
     runs = {"step": step, "score": score}
     for measure in spec["measures"]:
         for index in range(spec["warmup"] + spec["steps"]):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             loss = runs[measure]()
-            emit({"measure": measure, "index": index, "warmup": index < spec["warmup"], "seconds": time.perf_counter() - started, "loss": loss})
+            seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+            emit({"measure": measure, "index": index, "warmup": index < spec["warmup"], "seconds": seconds, "cpuSeconds": cpu_seconds, "loss": loss})
     emit({"done": True, "backend": f"torch {torch.__version__} ({torch.get_num_threads()} threads), transformers {transformers.__version__}, peft {peft.__version__}"})
 
 

@@ -46,9 +46,10 @@ const runs = {
 
 for (const measure of spec.measures) {
   for (let index = 0; index < spec.warmup + spec.steps; index++) {
-    const started = performance.now();
+    const [started, cpuStarted] = [performance.now(), process.cpuUsage()];
     const loss = runs[measure]();
-    emit({ measure, index, warmup: index < spec.warmup, seconds: (performance.now() - started) / 1000, loss });
+    const cpu = process.cpuUsage(cpuStarted);
+    emit({ measure, index, warmup: index < spec.warmup, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, loss });
   }
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
