@@ -10,6 +10,7 @@
  *   --skip-large           leave out qwen2.5-0.5b (Qwen2.5-0.5B's shapes: a 2 GB checkpoint, slow steps)
  *   --quick                fewer steps and shorter rows, one thread count, no large case unless named
  *   --flywheel-timeout S   stop a Flywheel run after S seconds and report from the steps it finished (default 900)
+ *   --sides LIST           pytorch, flywheel (default both; one alone, e.g. to add a thread count to an earlier run)
  *
  * Each side loads the model on its own kernels (Flywheel: the backend training selects, printed
  * with the results), runs warm-up steps, then timed ones; tokens/s is the rows' tokens over the
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     "skip-large": { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
     "flywheel-timeout": { type: "string", default: "900" },
+    sides: { type: "string", default: "pytorch,flywheel" },
   },
 });
 const quick = values.quick;
@@ -48,6 +50,9 @@ const named = values.cases?.split(",").map((name) => name.trim());
 for (const name of named ?? []) if (!CASES.some((c) => c.name === name)) throw new Error(`unknown case ${name}; known: ${CASES.map((c) => c.name).join(", ")}`);
 const cases = CASES.filter((c) => (named ? named.includes(c.name) : !(c.large && (values["skip-large"] || quick))));
 const flywheelTimeout = Number(values["flywheel-timeout"]);
+const sides = new Set(values.sides.split(","));
+for (const side of sides) if (side !== "pytorch" && side !== "flywheel") throw new Error(`--sides takes pytorch and/or flywheel, got ${side}`);
+const notRun: SideResult = { backend: "", steps: [], stopped: "not run" };
 const log = (line: string) => console.error(`[bench:train] ${line}`);
 
 interface StepRecord {
@@ -130,6 +135,11 @@ function rowsSpec(benchCase: BenchCase, tokenizerSize: number): RowsSpec {
   };
 }
 
+/** Three significant figures at most, whole numbers from 100 up. */
+function rounded(value: number): string {
+  return value >= 100 ? value.toFixed(0) : value.toPrecision(value >= 1 ? 3 : 2);
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
@@ -164,10 +174,10 @@ for (const benchCase of cases) {
   const tokens = spec.rows.length * spec.rows[0]!.length;
   for (const threads of threadCounts) {
     log(`${benchCase.name}, ${threads} thread(s): PyTorch`);
-    const pytorch = await runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads)], process.env, 3600);
+    const pytorch = !sides.has("pytorch") ? notRun : await runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads)], process.env, 3600);
     log(`${benchCase.name}, ${threads} thread(s): Flywheel`);
     const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
-    const flywheel = await runSide(process.execPath, flywheelArgs, { ...process.env, FLYWHEEL_THREADS: String(threads) }, flywheelTimeout);
+    const flywheel = !sides.has("flywheel") ? notRun : await runSide(process.execPath, flywheelArgs, { ...process.env, FLYWHEEL_THREADS: String(threads) }, flywheelTimeout);
     for (const measure of spec.measures) results.push({ benchCase, measure, threads, tokens, pytorch, flywheel });
     printRows(results.slice(-spec.measures.length));
   }
@@ -180,7 +190,7 @@ console.log(`- sides: ${[...backends].join("; ")}\n`);
 console.log("| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | Tokens per CPU-second (PyTorch / Flywheel) | First loss (PyTorch / Flywheel) |");
 console.log("|---|---|---:|---:|---:|---:|---:|---|---|");
 printRows(results, true);
-const failed = results.filter((row) => row.pytorch.stopped && !stepSeconds(row.pytorch, row.measure));
+const failed = results.filter((row) => row.pytorch !== notRun && row.pytorch.stopped && !stepSeconds(row.pytorch, row.measure));
 process.exitCode = failed.length > 0 ? 1 : 0;
 
 function printRows(rows: Row[], table = false): void {
@@ -188,11 +198,12 @@ function printRows(rows: Row[], table = false): void {
     const py = stepSeconds(pytorch, measure);
     const fw = stepSeconds(flywheel, measure);
     const rate = (time: ReturnType<typeof stepSeconds>, side: SideResult) => {
+      if (side === notRun) return "not run";
       if (!time) return side.stopped ? `< ${(tokens / flywheelTimeout).toFixed(1)} (${side.stopped})` : "—";
-      return `${(tokens / time.seconds).toFixed(0)}${time.note ? ` (${time.note})` : ""}`;
+      return `${rounded(tokens / time.seconds)}${time.note ? ` (${time.note})` : ""}`;
     };
-    const ratio = py && fw ? (py.seconds / fw.seconds).toFixed(2) : py && flywheel.stopped ? `< ${(py.seconds / flywheelTimeout).toFixed(3)}` : "—";
-    const perCpu = (time: ReturnType<typeof stepSeconds>) => (time ? (tokens / time.cpuSeconds).toFixed(0) : "—");
+    const ratio = py && fw ? (py.seconds / fw.seconds).toFixed(2) : py && flywheel.stopped && flywheel !== notRun ? `< ${(py.seconds / flywheelTimeout).toFixed(3)}` : "—";
+    const perCpu = (time: ReturnType<typeof stepSeconds>) => (time ? rounded(tokens / time.cpuSeconds) : "—");
     const firstLoss = (side: SideResult) => side.steps.find((step) => step.measure === measure)?.loss.toFixed(4) ?? "—";
     const cells = [benchCase.name, measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring", threads, tokens, rate(py, pytorch), rate(fw, flywheel), ratio, `${perCpu(py)} / ${perCpu(fw)}`, `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`];
     if (table) console.log(`| ${cells.join(" | ")} |`);
