@@ -9,7 +9,8 @@
  *   npx tsx bench/rl-job-http.ts                       # the ~4M qwen2: 4 groups × 8 × 96 tokens
  *   BENCH_SHAPE=qwen05b npx tsx bench/rl-job-http.ts   # Qwen2.5-0.5B's shapes (bf16): 8 groups × 8 × ~256 tokens
  *
- * BENCH_GROUPS and BENCH_TOKENS change the job's size. Not a test: numbers depend on the machine.
+ * BENCH_GROUPS and BENCH_TOKENS change the job's size, BENCH_ROW sets `packed_sequence_length` (the
+ * packed rows' length; default: the job's own choice). Not a test: numbers depend on the machine.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -24,6 +25,7 @@ const big = SHAPE === "qwen05b";
 const GROUPS = Number(process.env.BENCH_GROUPS ?? (big ? 8 : 4));
 const TOKENS = Number(process.env.BENCH_TOKENS ?? (big ? 256 : 96));
 const GROUP_SIZE = 8;
+const ROW = process.env.BENCH_ROW ? Number(process.env.BENCH_ROW) : undefined;
 const cacheDir = path.join(import.meta.dirname, ".cache");
 
 function smallModel(): { dir: string; tokenizerSize: number } {
@@ -66,7 +68,7 @@ interface JobRun {
 /** Posts one RL job and follows its events to the end; times POST → training_ended. */
 async function runJob(modelId: string, groups: unknown[]): Promise<JobRun> {
   const started = performance.now();
-  const { id: jobId } = await api("POST", "/v1/preview/training-jobs", { model_id: modelId, trajectory_groups: groups });
+  const { id: jobId } = await api("POST", "/v1/preview/training-jobs", { model_id: modelId, trajectory_groups: groups, ...(ROW ? { experimental_config: { packed_sequence_length: ROW } } : {}) });
   const steps: Record<string, number>[] = [];
   let after = "";
   for (;;) {
@@ -111,7 +113,7 @@ try {
     }),
   }));
   const trainedTokens = GROUPS * GROUP_SIZE * TOKENS;
-  console.log(`RL job over HTTP: ${big ? "Qwen2.5-0.5B's shapes (bf16)" : "qwen2 ~4M (hidden 256, 4 layers, vocab 2048)"}, ${GROUPS} groups × ${GROUP_SIZE} completions × ${TOKENS} tokens = ${trainedTokens} trained tokens; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
+  console.log(`RL job over HTTP: ${big ? "Qwen2.5-0.5B's shapes (bf16)" : "qwen2 ~4M (hidden 256, 4 layers, vocab 2048)"}, ${GROUPS} groups × ${GROUP_SIZE} completions × ${TOKENS} tokens = ${trainedTokens} trained tokens${ROW ? ` in rows of ${ROW}` : ""}; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
   const row = (label: string, job: JobRun) =>
     `| ${label} | ${job.steps.length} | ${job.seconds.toFixed(1)} | ${(trainedTokens / job.seconds).toFixed(0)} | ${(trainedTokens / job.stepSeconds).toFixed(0)} |`;
   const cold = await runJob(modelId as string, groups);

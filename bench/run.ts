@@ -10,6 +10,7 @@
  *
  * The engine benchmark (Flywheel beside llama.cpp) writes a 1 GB model and installs node-llama-cpp
  * on first use, so a quick run leaves it out unless named with --only (which runs it at full size).
+ * The train benchmark makes its Python environment (transformers + PEFT) on first use.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -33,6 +34,7 @@ const BENCHES: Bench[] = [
   { name: "trace", file: "trace.ts", what: "trace ingest calls/s and query latency at two store sizes", quick: { args: ["--calls", "5000", "--large", "20000", "--runs", "10"] } },
   { name: "train-step", file: "train-step.ts", what: "tokens/s of one RL step, one SFT step and a scoring pass", quick: { env: { BENCH_ROW: "256", BENCH_STEPS: "1" } } },
   { name: "train-jobs", file: "train-jobs.ts", what: "whole SFT and RL jobs through the trainer thread", quick: { env: { BENCH_HIDDEN: "128", BENCH_LAYERS: "2", BENCH_RL_JOBS: "1" } } },
+  { name: "train", file: "train-vs-pytorch.ts", what: "Flywheel's trainer beside transformers + PEFT on the same checkpoints and rows", quick: { args: ["--quick"] } },
   { name: "engine", file: "engine.ts", what: "decode and prefill beside llama.cpp on the same weights", quick: "skip", full: ["--threads", "2,1", "--repeats", "5"] },
 ];
 

@@ -2,7 +2,11 @@
 // Builds (once) the Python virtual environment the tests use to check Flywheel's exports with the
 // real consumers (transformers, PEFT, gguf), and prints its interpreter's path as the last line.
 //
-//   node scripts/python/env.mjs            # create or update .cache/python-env, print its python
+//   node scripts/python/env.mjs                       # create or update .cache/python-env, print its python
+//   node scripts/python/env.mjs SCRIPT.py [ARGS...]   # the same, then run a script with it
+//
+// The tests, the training benchmark (bench/train-vs-pytorch.ts) and the reference-value scripts
+// (scripts/reference/) all use this one environment.
 //
 // The environment lives in the git-ignored .cache/python-env and is rebuilt only when
 // requirements.txt changes (its hash is kept in the environment). Packages come from pip's own
@@ -120,10 +124,17 @@ function buildPythonEnv(dir) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  let python;
   try {
-    console.log(ensurePythonEnv());
+    python = ensurePythonEnv();
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);
+  }
+  const [script, ...args] = process.argv.slice(2);
+  if (!script) {
+    console.log(python);
+  } else {
+    process.exitCode = spawnSync(python, [script, ...args], { stdio: "inherit" }).status ?? 1;
   }
 }

@@ -11,10 +11,10 @@ import { loadModel } from "./load.js";
 import { Transformer } from "./transformer.js";
 
 /**
- * The forward pass against logits computed independently with PyTorch by
- * scripts/reference/logits.py (see its header for how the values were made and how to regenerate
- * them). Each fixture is regenerated here from the same make-tiny options; its weights digest must
- * equal the recorded one, so both sides ran the same model.
+ * The forward pass against logits computed by Hugging Face transformers (scripts/reference/logits.py;
+ * its header says how the values were made, `npm run reference:regenerate` remakes them). Each
+ * fixture is regenerated here from the same make-tiny options; its weights digest must equal the
+ * recorded one, so both sides ran the same model.
  */
 
 interface ReferenceCase {
@@ -78,7 +78,7 @@ function digestOf(dir: string): string {
   }
 }
 
-describe("logits against the PyTorch reference", () => {
+describe("logits against transformers", () => {
   it("covers every architecture and a 16-bit dtype of each kind", () => {
     const names = reference.cases.map((c) => c.name);
     expect(names).toEqual(expect.arrayContaining(["llama-f32", "qwen2-f32", "qwen3-f32", "llama-f16", "qwen2-bf16"]));
@@ -87,7 +87,7 @@ describe("logits against the PyTorch reference", () => {
   for (const testCase of reference.cases) {
     it(`${testCase.name} matches within ${TOLERANCE}`, () => {
       const dir = fixtureFor(testCase);
-      expect(digestOf(dir), "the fixture generator changed: regenerate the references (scripts/reference/logits.py)").toBe(testCase.weightsDigest);
+      expect(digestOf(dir), "the fixture generator changed: regenerate the references (npm run reference:regenerate)").toBe(testCase.weightsDigest);
       const model = loadModel(dir, { kernels: new TsKernels() });
       expect(model.config.vocabSize).toBe(testCase.vocabSize);
       for (const prompt of testCase.prompts) {

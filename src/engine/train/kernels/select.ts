@@ -4,6 +4,7 @@ import { NativeTrainingKernels } from "./native.js";
 import { TsTrainingKernels } from "./ts/index.js";
 import type { TrainingKernels } from "./types.js";
 
+/** Every forward backend has training kernels that read its weight matrices. */
 const factories = new Map<string, (forward: Kernels) => TrainingKernels>([
   ["ts", () => new TsTrainingKernels()],
   [
@@ -14,14 +15,6 @@ const factories = new Map<string, (forward: Kernels) => TrainingKernels>([
     },
   ],
 ]);
-
-/**
- * Makes training kernels available for a forward backend (by its `Kernels.name`). A native backend
- * registers its own here; the trainer never changes.
- */
-export function registerTrainingKernels(backend: string, create: (forward: Kernels) => TrainingKernels): void {
-  factories.set(backend, create);
-}
 
 /** The training kernels that pair with a forward backend (they read its weight matrices). */
 export function trainingKernelsFor(forward: Kernels): TrainingKernels {

@@ -1,0 +1,58 @@
+/**
+ * The Flywheel side of `npm run bench:train` (bench/train-vs-pytorch.ts), in a process of its own so
+ * FLYWHEEL_THREADS applies: loads the checkpoint on the kernels the server selects (`selectKernels`:
+ * native when built, FLYWHEEL_KERNELS overrides),
+ * then runs the spec's measures (cases.ts `RowsSpec`) exactly as bench/train_peft.py does on the
+ * PyTorch side, printing one JSON line per step and a summary line.
+ *
+ *   npx tsx bench/train-vs-pytorch/flywheel-side.ts --model DIR --rows ROWS.json
+ */
+import fs from "node:fs";
+import { parseArgs } from "node:util";
+import { createLoraAdapter } from "../../src/engine/lora/init.js";
+import { selectKernels } from "../../src/engine/kernels/select.js";
+import { loadModel } from "../../src/engine/model/load.js";
+import { trainingKernelsFor } from "../../src/engine/train/kernels/select.js";
+import { IGNORE, type SftRow } from "../../src/engine/train/sft-tokenize.js";
+import { Trainer } from "../../src/engine/train/trainer.js";
+import type { RowsSpec } from "./cases.js";
+
+const { values } = parseArgs({ options: { model: { type: "string" }, rows: { type: "string" } } });
+if (!values.model || !values.rows) throw new Error("usage: flywheel-side.ts --model DIR --rows ROWS.json");
+const spec = JSON.parse(fs.readFileSync(values.rows, "utf8")) as RowsSpec;
+const emit = (record: Record<string, unknown>) => console.log(JSON.stringify(record));
+
+const kernels = selectKernels();
+const model = loadModel(values.model, { kernels });
+const target = spec.mode === "full" ? "full" : createLoraAdapter(model.config, { seed: 1, rank: spec.lora.rank, alpha: spec.lora.alpha, targetModules: spec.lora.targetModules });
+const trainer = new Trainer(model.transformer, target);
+const completion = spec.rows[0]!.length - spec.promptLength;
+const rows: SftRow[] = spec.rows.map((tokens) => {
+  const ids = Int32Array.from(tokens);
+  return { tokens: ids, labels: ids.map((id, p) => (p >= spec.promptLength ? id : IGNORE)), numTrainableTokens: completion };
+});
+
+const runs = {
+  step: () => trainer.sftStep({ rows, learningRate: spec.learningRate }).loss,
+  score: () => {
+    let sum = 0;
+    for (const row of rows) {
+      const { logprobs } = trainer.sequenceLogprobs(row.tokens);
+      for (let p = spec.promptLength - 1; p + 1 < row.tokens.length; p++) sum -= logprobs[p]!;
+    }
+    return sum / (rows.length * completion);
+  },
+};
+
+for (const measure of spec.measures) {
+  for (let index = 0; index < spec.warmup + spec.steps; index++) {
+    const [started, cpuStarted] = [performance.now(), process.cpuUsage()];
+    const loss = runs[measure]();
+    const cpu = process.cpuUsage(cpuStarted);
+    emit({ measure, index, warmup: index < spec.warmup, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, loss });
+  }
+}
+const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
+const configured = selectKernels().name;
+const why = configured === kernels.name ? "" : ` (the configured ${configured} kernels have no training kernels)`;
+emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}, ${trainingKernelsFor(kernels).name} training kernels${why}` });
