@@ -15,7 +15,8 @@ import { ModelHistoryRes, ModelJobsQuery, ModelJobsRes, ModelListQuery, ModelLis
 import { toJobResponse } from "./job-requests.js";
 import { buildModelHistory } from "./model-history.js";
 import { JobIdParams } from "./job-schemas.js";
-import { ModelIdParams, ModelRes } from "./schemas.js";
+import { modelView } from "./model-view.js";
+import { ModelIdParams } from "./schemas.js";
 
 const tags = ["training"];
 
@@ -37,14 +38,9 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
     { method: "GET", url: "/preview/models", summary: "List the caller's trainable models (oldest first)", tags, query: ModelListQuery, response: ModelListRes, security: "bearer" },
     async ({ query }, request) => {
       const models = await listModels(store.db, principalOf(request).entity);
-      return { object: "list", data: query.project === undefined ? models : models.filter((model) => model.project === query.project) };
+      const listed = query.project === undefined ? models : models.filter((model) => model.project === query.project);
+      return { object: "list", data: listed.map(modelView) };
     },
-  );
-
-  defineRoute(
-    app,
-    { method: "GET", url: "/preview/models/:model_id", summary: "Read a trainable model", tags, params: ModelIdParams, response: ModelRes, security: "bearer" },
-    async ({ params }, request) => ownModel(principalOf(request).entity, params.model_id),
   );
 
   defineRoute(
