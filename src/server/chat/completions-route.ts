@@ -37,6 +37,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
         engines: app.services.engines,
         resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
         runtimeAdapters: routing.runtimeAdapters,
+        limits: config.chat,
       };
       const abort = abortOnDisconnect(reply);
       const upstream = await routing.upstreams.target(body.model, context);
