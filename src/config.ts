@@ -170,7 +170,7 @@ function loadChatLimits(flags: ConfigFlags, env: Env): ChatLimits {
   return {
     trustRequestChatTemplate: trust === "1" || flags["trust-request-chat-template"] === true,
     templateTimeoutMs: parseInteger(env.FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS ?? "5000", "FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS", 10, 600_000),
-    maxPromptChars: parseInteger(env.FLYWHEEL_MAX_PROMPT_CHARS ?? "2000000", "FLYWHEEL_MAX_PROMPT_CHARS", 1000, 1_000_000_000),
+    maxPromptChars: parseInteger(env.FLYWHEEL_MAX_PROMPT_CHARS ?? "1000000", "FLYWHEEL_MAX_PROMPT_CHARS", 1000, 1_000_000_000),
     maxMessages: parseInteger(env.FLYWHEEL_MAX_MESSAGES ?? "10000", "FLYWHEEL_MAX_MESSAGES", 1, 10_000_000),
     maxTools: parseInteger(env.FLYWHEEL_MAX_TOOLS ?? "1000", "FLYWHEEL_MAX_TOOLS", 1, 10_000_000),
   };

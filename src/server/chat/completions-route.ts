@@ -5,6 +5,7 @@ import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
 import type { ChatRouting } from "./index.js";
 import { type PrepareContext, prepareCompletion } from "./prepare.js";
+import { chatBodyLimit, checkRequestSize } from "./request-limits.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 import { forwardCompletion } from "./upstream/forward.js";
@@ -28,6 +29,8 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       body: ChatCompletionReq,
       errorStyle: "openai",
       security: "bearer",
+      precheck: (body) => checkRequestSize(body, config.chat),
+      bodyLimit: chatBodyLimit(config),
     },
     async ({ body }, request, reply) => {
       const headerRequestId = request.headers["x-request-id"];

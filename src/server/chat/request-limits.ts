@@ -1,4 +1,4 @@
-import type { ChatLimits } from "../../config.js";
+import type { ChatLimits, Config } from "../../config.js";
 import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
@@ -13,14 +13,32 @@ export function checkRequestLimits(req: ChatCompletionRequest, limits: ChatLimit
   if (requestTemplate !== null && requestTemplate !== undefined && !limits.trustRequestChatTemplate) {
     throw chatRuleError("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.");
   }
-  if (req.messages.length > limits.maxMessages) {
-    throw chatRuleError(`The request has ${req.messages.length} messages, more than this server's limit of ${limits.maxMessages} (FLYWHEEL_MAX_MESSAGES).`, { param: "messages" });
+  checkRequestSize(req, limits);
+}
+
+/**
+ * The chat route's body limit: a body can hold at most FLYWHEEL_MAX_PROMPT_CHARS characters of
+ * prompt text, 6 bytes each at worst (`\uXXXX`), plus 1 MiB of the rest, so a body past that is
+ * refused (413) from its Content-Length before it is read or parsed. Never above the server's.
+ */
+export function chatBodyLimit(config: Pick<Config, "bodyLimitBytes" | "chat">): number {
+  return Math.min(config.bodyLimitBytes, config.chat.maxPromptChars * 6 + 1024 * 1024);
+}
+
+/**
+ * The size limits alone, on any body (also one the schema has not seen yet: the route runs this
+ * first, so a huge request never reaches the schema's per-item work).
+ */
+export function checkRequestSize(body: unknown, limits: ChatLimits): void {
+  if (body === null || typeof body !== "object") return;
+  const { messages, tools, chat_template: template } = body as Record<string, unknown>;
+  if (Array.isArray(messages) && messages.length > limits.maxMessages) {
+    throw chatRuleError(`The request has ${messages.length} messages, more than this server's limit of ${limits.maxMessages} (FLYWHEEL_MAX_MESSAGES).`, { param: "messages" });
   }
-  const toolCount = req.tools?.length ?? 0;
-  if (toolCount > limits.maxTools) {
-    throw chatRuleError(`The request has ${toolCount} tools, more than this server's limit of ${limits.maxTools} (FLYWHEEL_MAX_TOOLS).`, { param: "tools" });
+  if (Array.isArray(tools) && tools.length > limits.maxTools) {
+    throw chatRuleError(`The request has ${tools.length} tools, more than this server's limit of ${limits.maxTools} (FLYWHEEL_MAX_TOOLS).`, { param: "tools" });
   }
-  const chars = textSize(req.messages, limits.maxPromptChars) + textSize(req.tools ?? [], limits.maxPromptChars) + (req.chat_template?.length ?? 0);
+  const chars = textSize([messages, tools, template], limits.maxPromptChars);
   if (chars > limits.maxPromptChars) {
     throw chatRuleError(`The request's messages, tools and template hold more than ${limits.maxPromptChars} characters, this server's limit for a prompt (FLYWHEEL_MAX_PROMPT_CHARS).`, { param: "messages" });
   }

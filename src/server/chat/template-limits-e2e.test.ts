@@ -1,32 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChatServer, startChatServer } from "../../testing/chat-server.js";
+import { healthLatenciesDuring, p99 } from "../../testing/health-latency.js";
 import { tinyModel } from "../../testing/models.js";
 
 const messages = [{ role: "user", content: "Hi there" }];
 
-/**
- * Times every GET /health answered while `work` runs (and for at least `minMs`, so the p99 rests on
- * a few hundred samples), polling every 5 ms; returns them sorted.
- */
-async function healthLatenciesDuring(baseUrl: string, work: Promise<unknown>, minMs = 4000): Promise<number[]> {
-  const latencies: number[] = [];
-  let done = false;
-  const finished = work.finally(() => {
-    done = true;
-  });
-  const until = performance.now() + minMs;
-  while (!done || performance.now() < until) {
-    const started = performance.now();
-    const res = await fetch(`${baseUrl}/health`);
-    await res.text();
-    latencies.push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  await finished;
-  return latencies.sort((a, b) => a - b);
-}
-
-const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
 
 /**
  * Issue 12 item 1: a request's own chat template is refused unless the operator trusts them, and a
