@@ -136,6 +136,22 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
     expect(bad.json().detail[8]).toMatchObject({ msg: "Field required", type: "missing" });
   });
 
+  it("refuses negative or malformed sampled token ids instead of training on a stand-in token", async () => {
+    const withChoice = (choice: Record<string, unknown>) => ({ trajectories: [{ reward: 1, messages_and_choices: [{ role: "user", content: "Q" }, choice] }] });
+    const negative = sampledChoice("A", [101, -5]);
+    const ids = { ...sampledChoice("A"), token_ids: [101, -2] };
+    const bytes = sampledChoice("A");
+    (bytes.logprobs as { content: { bytes: number[] }[] }).content[0]!.bytes = [300];
+    const res = await post({ model_id: modelId, trajectory_groups: [withChoice(negative), withChoice(ids), withChoice(bytes)] });
+    expect(res.statusCode).toBe(422);
+    expect(locs(res.json())).toEqual([
+      "body.trajectory_groups.0.trajectories.0.messages_and_choices.1.logprobs.content.1.token",
+      "body.trajectory_groups.1.trajectories.0.messages_and_choices.1.token_ids.1",
+      "body.trajectory_groups.2.trajectories.0.messages_and_choices.1.logprobs.content.0.bytes.0",
+    ]);
+    expect(res.json().detail[0].msg).toMatch(/non-negative integer id/);
+  });
+
   it("documents the training routes in /openapi.json from the same schemas", async () => {
     const doc = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json();
     for (const path of [
