@@ -54,10 +54,11 @@ export async function connect(): Promise<Connection> {
   const settings = exampleSettings();
   let info: Response;
   try {
-    info = await fetch(`${settings.baseUrl}/server_info`);
+    info = await fetch(`${settings.baseUrl}/server_info`, { headers: { authorization: `Bearer ${settings.apiKey}` } });
   } catch {
     fail(`No Flywheel server answers at ${settings.baseUrl}. Start one in another terminal with \`npm start\` (or set FLYWHEEL_BASE_URL).`);
   }
+  if (info.status === 401) fail(`The server at ${settings.baseUrl} does not accept FLYWHEEL_API_KEY (unknown or revoked key).`);
   if (!info.ok) fail(`${settings.baseUrl}/server_info answered HTTP ${info.status}: is this a Flywheel server?`);
   const server = (await info.json()) as Connection["server"];
 

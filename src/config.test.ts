@@ -65,7 +65,16 @@ describe("loadConfig", () => {
     expect(loadConfig({}, { FLYWHEEL_SERVE_WORKER: "0" }).jobs.inProcessWorker).toBe(false);
   });
 
+  it("reads the chat limits, with request templates untrusted by default", () => {
+    expect(loadConfig({}, {}).chat).toEqual({ trustRequestChatTemplate: false, templateTimeoutMs: 5000, maxPromptChars: 1_000_000, maxMessages: 10_000, maxTools: 1000 });
+    expect(loadConfig({ "trust-request-chat-template": true }, {}).chat.trustRequestChatTemplate).toBe(true);
+    const env = { FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE: "1", FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS: "250", FLYWHEEL_MAX_PROMPT_CHARS: "5000", FLYWHEEL_MAX_MESSAGES: "3", FLYWHEEL_MAX_TOOLS: "2" };
+    expect(loadConfig({}, env).chat).toEqual({ trustRequestChatTemplate: true, templateTimeoutMs: 250, maxPromptChars: 5000, maxMessages: 3, maxTools: 2 });
+  });
+
   it.each([
+    [{}, { FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE: "yes" }, /FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE must be 0 or 1/],
+    [{}, { FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS: "0" }, /FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS/],
     [{ port: "eighty" }, {}, /--port/],
     [{ port: "70000" }, {}, /between 0 and 65535/],
     [{}, { DATABASE_URL: "mysql://x" }, /DATABASE_URL/],

@@ -26,6 +26,21 @@ export interface Config {
   allowRuntimeLora: boolean;
   /** `FLYWHEEL_IMAGE_UPSTREAM`: the image provider behind the trace API's `/image/create` (unset: none). */
   imageUpstream: ImageUpstreamConfig | undefined;
+  chat: ChatLimits;
+}
+
+/** What a chat request may ask of the server before any model runs (docs/configuration.md). */
+export interface ChatLimits {
+  /** `--trust-request-chat-template` / `FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE`: a request's own `chat_template` is rendered (vLLM's flag). */
+  trustRequestChatTemplate: boolean;
+  /** `FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS`: longest a template may render. */
+  templateTimeoutMs: number;
+  /** `FLYWHEEL_MAX_PROMPT_CHARS`: most characters in a rendered prompt, and in a request's messages and tools together. */
+  maxPromptChars: number;
+  /** `FLYWHEEL_MAX_MESSAGES`: most messages in one request. */
+  maxMessages: number;
+  /** `FLYWHEEL_MAX_TOOLS`: most tools in one request. */
+  maxTools: number;
 }
 
 /** An OpenAI-compatible image provider (`POST {baseUrl}/images/generations`). */
@@ -81,6 +96,8 @@ export interface ConfigFlags {
   "data-dir"?: string;
   /** `serve --no-worker`: leave jobs to separate worker processes. */
   "no-worker"?: boolean;
+  /** `serve --trust-request-chat-template`: render the chat_template a request sends. */
+  "trust-request-chat-template"?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -145,6 +162,19 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
     upstreams,
     allowRuntimeLora: runtimeLora === "1",
     imageUpstream: loadImageUpstream(env),
+    chat: loadChatLimits(flags, env),
+  };
+}
+
+function loadChatLimits(flags: ConfigFlags, env: Env): ChatLimits {
+  const trust = (env.FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE ?? "0").trim();
+  if (trust !== "0" && trust !== "1") throw new ConfigError(`FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE must be 0 or 1, got '${trust}'`);
+  return {
+    trustRequestChatTemplate: trust === "1" || flags["trust-request-chat-template"] === true,
+    templateTimeoutMs: parseInteger(env.FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS ?? "5000", "FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS", 10, 600_000),
+    maxPromptChars: parseInteger(env.FLYWHEEL_MAX_PROMPT_CHARS ?? "1000000", "FLYWHEEL_MAX_PROMPT_CHARS", 1000, 1_000_000_000),
+    maxMessages: parseInteger(env.FLYWHEEL_MAX_MESSAGES ?? "10000", "FLYWHEEL_MAX_MESSAGES", 1, 10_000_000),
+    maxTools: parseInteger(env.FLYWHEEL_MAX_TOOLS ?? "1000", "FLYWHEEL_MAX_TOOLS", 1, 10_000_000),
   };
 }
 

@@ -6,10 +6,12 @@ import { parseCommandArgs } from "./args.js";
 import { createJobWorker } from "./job-worker.js";
 import { openServices } from "./open-services.js";
 
-export const serveUsage = `flywheel serve [--port N] [--host ADDR] [--data-dir DIR] [--no-worker]
+export const serveUsage = `flywheel serve [--port N] [--host ADDR] [--data-dir DIR] [--no-worker] [--trust-request-chat-template]
 
 Serves the chat, training and trace APIs, and runs training jobs in-process unless --no-worker
-(or FLYWHEEL_SERVE_WORKER=0) leaves them to 'flywheel worker' processes. Environment:
+(or FLYWHEEL_SERVE_WORKER=0) leaves them to 'flywheel worker' processes.
+--trust-request-chat-template (or FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE=1) renders the chat_template
+a request sends; without it such requests are refused, as vLLM does. Environment:
 FLYWHEEL_PORT, FLYWHEEL_HOST, FLYWHEEL_DATA_DIR, DATABASE_URL (PostgreSQL; unset = SQLite in the
 data dir), FLYWHEEL_API_KEY, FLYWHEEL_MODELS, FLYWHEEL_BODY_LIMIT_MB, FLYWHEEL_TRACE_BASE_PATH,
 FLYWHEEL_LOG_LEVEL, FLYWHEEL_KERNELS, the engine settings (FLYWHEEL_PRIORITY_MODELS,
@@ -17,7 +19,7 @@ FLYWHEEL_MAX_NUM_SEQS, FLYWHEEL_MAX_BATCHED_TOKENS, FLYWHEEL_KV_CACHE_MB, FLYWHE
 and the job settings of 'flywheel worker'.`;
 
 export async function serveCommand(args: string[]): Promise<void> {
-  const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" }, "no-worker": { type: "boolean" } });
+  const { values } = parseCommandArgs(args, { port: { type: "string" }, host: { type: "string" }, "data-dir": { type: "string" }, "no-worker": { type: "boolean" }, "trust-request-chat-template": { type: "boolean" } });
   const config = loadConfig(values);
   const services = await openServices(config);
   await ensureStartupKey(services.store, config.apiKey);
@@ -33,6 +35,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     await app.close();
     await worker?.stop();
     await services.engineRegistry.close();
+    await services.templatePool.close();
     await services.store.close();
     app.log.info("stopped");
     process.exit(0);

@@ -19,7 +19,9 @@ export type ChatTemplateErrorKind =
   /** Rendering failed otherwise (a runtime error in the template). */
   | "render"
   /** continue_final_message could not find the final message in the render. */
-  | "continue_final_message";
+  | "continue_final_message"
+  /** Rendering ran past a limit: time, memory, output size (`ChatTemplatePool`). */
+  | "limit";
 
 /** A chat template that cannot produce a prompt; the chat endpoint answers 400 with the message. */
 export class ChatTemplateError extends Error {
@@ -178,11 +180,15 @@ function finalMessageText(messages: readonly Record<string, unknown>[]): string 
   throw new ChatTemplateError("continue_final_message", "continue_final_message is set but we could not find any text to continue in the final message!");
 }
 
-/** Python's range(stop) / range(start, stop[, step]). */
+/** jinja2's sandbox (which transformers renders in) refuses longer ranges. */
+const MAX_RANGE = 100_000;
+
+/** Python's range(stop) / range(start, stop[, step]), at most MAX_RANGE items as in jinja2's sandbox. */
 function pythonRange(...args: unknown[]): number[] {
   if (args.length < 1 || args.length > 3 || !args.every((arg) => Number.isInteger(arg))) throw new Error("range expects 1 to 3 integer arguments");
   const [start, stop, step = 1] = (args.length === 1 ? [0, args[0]] : args) as number[];
   if (step === 0) throw new Error("range() arg 3 must not be zero");
+  if (Math.ceil((stop! - start!) / step) > MAX_RANGE) throw new Error(`Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`);
   const out: number[] = [];
   for (let i = start!; step > 0 ? i < stop! : i > stop!; i += step) out.push(i);
   return out;

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CursorNotFoundError } from "../store/errors.js";
+import { requestCausedDatabaseError } from "./database-errors.js";
 import { RequestValidationError, type ValidationIssue } from "./validation.js";
 
 /**
@@ -93,6 +94,8 @@ export function installErrorHandler(app: FastifyInstance, styleForUrl: (url: str
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       return sendError(reply, style, statusCode, error.message);
     }
+    const databaseProblem = requestCausedDatabaseError(error);
+    if (databaseProblem !== undefined) return sendError(reply, style, 400, databaseProblem);
     request.log.error({ err: error }, "unhandled error");
     return sendError(reply, style, 500, "Internal server error");
   });

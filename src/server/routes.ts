@@ -19,6 +19,10 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   errorStyle?: ErrorStyle;
   /** Security scheme named in the documentation; undefined for public routes. */
   security?: "bearer" | "basic";
+  /** Cheap checks on the raw body before the schema runs (size limits), throwing the route's errors. */
+  precheck?: (body: unknown) => void;
+  /** Largest body this route reads, in bytes (default: the server's); larger ones are a 413 before any is read. */
+  bodyLimit?: number;
 }
 
 export interface RouteInput<B, Q, P> {
@@ -51,7 +55,9 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
     method: spec.method,
     url: spec.url,
     config: { errorStyle: spec.errorStyle },
+    ...(spec.bodyLimit !== undefined ? { bodyLimit: spec.bodyLimit } : {}),
     handler: async (request, reply) => {
+      spec.precheck?.(request.body);
       const input = parseRequest(spec, request);
       const result = await handler(input, request, reply);
       if (reply.sent) return reply;

@@ -39,7 +39,8 @@ export class LocalBlobStore implements BlobStore {
     if (fs.existsSync(target)) return digest;
     // Write beside, sync, then rename: a reader never sees a partial blob, even after a crash.
     const tmp = path.join(this.tmpDir, randomUUID());
-    const handle = await fs.promises.open(tmp, "w");
+    // Owner-only, like the database: blobs hold uploaded data and trained weights.
+    const handle = await fs.promises.open(tmp, "w", 0o600);
     try {
       await handle.writeFile(bytes);
       await handle.sync();

@@ -46,6 +46,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 function openSqlite(dataDir: string): Store {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, "flywheel.db");
+  // Readable by the owner only (keys' hashes, traces, data); SQLite gives its -wal and -shm files the same mode.
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, "a", 0o600));
   const sqlite = new BetterSqlite3(file);
   // WAL lets readers run beside the writer; FULL syncs each commit, so an acknowledged write
   // survives a crash of the process or the machine. busy_timeout covers worker processes that

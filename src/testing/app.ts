@@ -4,9 +4,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import { loadConfig } from "../config.js";
 import { ModelCatalog } from "../engine/catalog.js";
 import type { EngineRegistry } from "../engine/runtime/engine-registry.js";
-import { createEngineRegistry } from "../cli/open-services.js";
+import { createEngineRegistry, createTemplatePool } from "../cli/open-services.js";
 import { type AppServices, buildApp } from "../server/app.js";
-import { renderWithModelTemplate } from "../server/chat/engine-template.js";
+import { templateRendererOn } from "../server/chat/engine-template.js";
 import type { RemoteDataLimits } from "../worker/remote-data.js";
 import type { Trainer } from "../worker/trainer.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
@@ -68,7 +68,8 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   // Configured as `serve` configures them (FLYWHEEL_PRIORITY_MODELS, FLYWHEEL_MAX_NUM_SEQS, …, from `env`).
   const engines = served.length > 0 ? createEngineRegistry(config, catalog) : undefined;
   const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
-  if (engines) services.engines = { get: (id) => engines.get(id), renderChatTemplate: renderWithModelTemplate };
+  const templatePool = engines ? createTemplatePool(config) : undefined;
+  if (engines && templatePool) services.engines = { get: (id) => engines.get(id), renderChatTemplate: templateRendererOn(templatePool) };
   const app = await buildApp(services, { uiDir: options.uiDir });
   await app.ready();
   let worker: JobWorker | undefined;
@@ -97,6 +98,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
       await worker?.stop();
       await app.close();
       await engines?.close();
+      await templatePool?.close();
       await store.close();
     },
   };

@@ -190,6 +190,7 @@ export class EngineCore {
     for (const [entry, row] of ready) {
       if (failed.has(entry.request)) continue;
       try {
+        requireFiniteLogits(row);
         await entry.request.onLogits(entry.sequence, row);
       } catch (error) {
         failed.add(entry.request);
@@ -224,5 +225,19 @@ export class EngineCore {
       this.updates.set(requestId, update);
     }
     return update;
+  }
+}
+
+/**
+ * NaN or +∞ logits come only from non-finite weights (a poisoned base model or adapter): sampling
+ * them would pick an arbitrary token or none, so the request fails with a clear error instead. −∞
+ * is a legitimate "never" and passes.
+ */
+function requireFiniteLogits(row: Float32Array): void {
+  for (let id = 0; id < row.length; id++) {
+    const logit = row[id]!;
+    if (logit !== logit || logit === Number.POSITIVE_INFINITY) {
+      throw new EngineError("non_finite_model", "the model's weights are not finite: its logits are NaN or infinite, so no token can be sampled; serve an earlier checkpoint or the base model");
+    }
   }
 }

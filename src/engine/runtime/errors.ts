@@ -2,10 +2,11 @@
  * Why the engine could not serve a request. `invalid_request`: the request itself is wrong (the
  * chat layer validates first, so other callers mostly see these); `unsupported`: this build cannot
  * do what was asked (e.g. a feature whose backend is missing); `worker_failed`: the model's worker
- * thread crashed or could not load the model; `closed`: the engine was shut down; `internal`: a
- * fault while generating.
+ * thread crashed or could not load the model; `closed`: the engine was shut down; `non_finite_model`:
+ * the weights (base or adapter) give NaN or infinite logits, so nothing can be sampled; `internal`:
+ * a fault while generating.
  */
-export type EngineErrorKind = "invalid_request" | "unsupported" | "worker_failed" | "closed" | "internal";
+export type EngineErrorKind = "invalid_request" | "unsupported" | "worker_failed" | "closed" | "non_finite_model" | "internal";
 
 /** An error of one generation (thrown by its event stream) or of an engine call. */
 export class EngineError extends Error {

@@ -44,6 +44,12 @@ export class TokenBitmask {
     for (let i = 0; i < words.length; i++) words[i] = words[i]! & (other[i] ?? 0);
   }
 
+  /** True when no token at all is allowed. */
+  get isEmpty(): boolean {
+    for (let id = 0; id < this.vocabSize; id++) if (this.allows(id)) return false;
+    return true;
+  }
+
   /** The allowed ids in increasing order. */
   allowedIds(): number[] {
     const ids: number[] = [];

@@ -75,7 +75,16 @@ export class StructuredOutputs {
    * start at once. Throws `StructuredOutputError` with vLLM's message for a bad constraint.
    */
   async check(constraint: StructuredConstraint): Promise<void> {
-    (await this.compile(constraint)).dispose();
+    // A grammar that compiles can still accept no string at all (left recursion such as
+    // `root ::= root root`): then not even the first token has a choice, and sampling would fail.
+    const matcher = await this.createMatcher(constraint);
+    try {
+      if ((await matcher.nextTokenMask()).isEmpty) {
+        throw new StructuredOutputError(prepareConstraint(constraint).describeFailure("no string can match it (a rule that never finishes, such as left recursion)"));
+      }
+    } finally {
+      matcher.dispose();
+    }
   }
 
   /** A matcher at the start of the constraint, for one sequence. */

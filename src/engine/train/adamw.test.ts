@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AdamW, clipGradNorm, OPTIMIZER_SETTINGS } from "./adamw.js";
+import { NonFiniteTrainingError } from "./errors.js";
 
 const grads = [
   [0.1, -0.2, 0.05],
@@ -60,6 +61,15 @@ describe("AdamW", () => {
     const optimizer = new AdamW([3]);
     expect(() => optimizer.step([new Float32Array(2)], [new Float32Array(2)], 0.1)).toThrow(RangeError);
     expect(() => optimizer.step([], [], 0.1)).toThrow(RangeError);
+  });
+});
+
+describe("AdamW (non-finite updates)", () => {
+  it("refuses an update that leaves the float32 range, and a non-finite rate", () => {
+    const optimizer = new AdamW([2], OPTIMIZER_SETTINGS.sft);
+    const params = [Float32Array.from([0.5, -0.5])];
+    expect(() => optimizer.step(params, [Float32Array.from([1, 1])], 1e39)).toThrow(NonFiniteTrainingError);
+    expect(() => optimizer.step(params, [Float32Array.from([1, 1])], Number.POSITIVE_INFINITY)).toThrow(/learning rate is not finite/);
   });
 });
 

@@ -4,6 +4,8 @@
  * §7). Parameters and gradients are lists of Float32Array (one per tensor); the math runs in
  * double precision and is stored back as float32.
  */
+import { NonFiniteTrainingError } from "./errors.js";
+
 export type TrainingMode = "rl" | "sft";
 
 export interface AdamWOptions {
@@ -66,9 +68,14 @@ export class AdamW {
     this.state = { ...emptyState(this.sizes), mode: this.state.mode };
   }
 
-  /** One update of every parameter tensor with learning rate `lr`. */
+  /**
+   * One update of every parameter tensor with learning rate `lr`. A weight that would leave the
+   * float32 range (or become NaN) throws `NonFiniteTrainingError`: the caller must then discard
+   * these parameters, which may be partly updated.
+   */
   step(params: Float32Array[], grads: readonly Float32Array[], lr: number): void {
     if (params.length !== this.sizes.length || grads.length !== this.sizes.length) throw new RangeError("params and grads must match the optimizer's tensors");
+    if (!Number.isFinite(lr)) throw new NonFiniteTrainingError(`the learning rate is not finite (${lr})`);
     const { beta1, beta2, eps, weightDecay } = this.options;
     this.state.step++;
     const step = this.state.step;
@@ -87,7 +94,9 @@ export class AdamW {
         const vj = beta2 * v[j]! + (1 - beta2) * g * g;
         m[j] = mj;
         v[j] = vj;
-        param[j] = param[j]! * decay - (stepSize * mj) / (Math.sqrt(vj) / biasCorrection2Sqrt + eps);
+        const updated = Math.fround(param[j]! * decay - (stepSize * mj) / (Math.sqrt(vj) / biasCorrection2Sqrt + eps));
+        if (!Number.isFinite(updated)) throw new NonFiniteTrainingError(`the updated weights are not finite (${updated}) at learning rate ${lr}`);
+        param[j] = updated;
       }
     }
   }
@@ -111,7 +120,7 @@ export function clipGradNorm(grads: Float32Array[], maxNorm: number): number {
   let sumSquares = 0;
   for (const grad of grads) for (let j = 0; j < grad.length; j++) sumSquares += grad[j]! * grad[j]!;
   const norm = Math.sqrt(sumSquares);
-  if (!Number.isFinite(norm)) throw new Error(`the gradient norm is not finite (${norm})`);
+  if (!Number.isFinite(norm)) throw new NonFiniteTrainingError(`the gradient norm is not finite (${norm})`);
   const coefficient = maxNorm / (norm + 1e-6);
   if (coefficient < 1) {
     for (const grad of grads) for (let j = 0; j < grad.length; j++) grad[j] = grad[j]! * coefficient;

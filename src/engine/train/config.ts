@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ImportanceSamplingLevel } from "./importance-ratios.js";
+import { TRAINING_RANGES as R } from "./ranges.js";
 import type { RlLossOptions } from "./rl-loss.js";
 
 /**
@@ -17,31 +18,31 @@ const DEFAULT_CHUNK_SIZE = 1024;
 
 export const ExperimentalConfigSchema = z
   .object({
-    learning_rate: z.number().positive().nullish().describe("AdamW learning rate of every step (default 5e-6)"),
+    learning_rate: z.number().positive().max(R.learningRate.max).nullish().describe("AdamW learning rate of every step (default 5e-6)"),
     loss_fn: z.enum(["cispo", "ppo"]).nullish().describe("Objective (default cispo; ppo when `ppo` is true)"),
     ppo: z.boolean().nullish().describe("PPO clipped objective instead of CISPO"),
-    epsilon: z.number().min(0).nullish().describe("Lower clip 1 − epsilon (default 0.2 for PPO, 1.0 for CISPO)"),
-    epsilon_high: z.number().min(0).nullish().describe("Upper clip 1 + epsilon_high (default epsilon for PPO, 4.0 for CISPO)"),
+    epsilon: z.number().min(0).max(R.clipBound.max).nullish().describe("Lower clip 1 − epsilon (default 0.2 for PPO, 1.0 for CISPO)"),
+    epsilon_high: z.number().min(0).max(R.clipBound.max).nullish().describe("Upper clip 1 + epsilon_high (default epsilon for PPO, 4.0 for CISPO)"),
     importance_sampling_level: z.enum(["token", "sequence", "average", "geometric_average"]).nullish(),
     scale_rewards: z.boolean().nullish().describe("Divide group-centred rewards by the group's std (default true)"),
     normalize_advantages: z.boolean().nullish().describe("false turns scale_rewards off"),
     advantage_balance: z.number().min(-1).max(1).nullish(),
     allow_training_without_logprobs: z.boolean().nullish(),
     mask_prob_ratio: z.boolean().nullish(),
-    max_negative_advantage_importance_sampling_weight: z.number().positive().nullish(),
-    kimi_k2_tau: z.number().nullish(),
-    vendor_k2_tau: z.number().nullish().describe("Synonym of kimi_k2_tau"),
-    truncated_importance_sampling: z.number().positive().nullish(),
+    max_negative_advantage_importance_sampling_weight: z.number().positive().max(R.clipBound.max).nullish(),
+    kimi_k2_tau: z.number().min(-R.coefficient.max).max(R.coefficient.max).nullish(),
+    vendor_k2_tau: z.number().min(-R.coefficient.max).max(R.coefficient.max).nullish().describe("Synonym of kimi_k2_tau"),
+    truncated_importance_sampling: z.number().positive().max(R.clipBound.max).nullish(),
     precalculate_logprobs: z.boolean().nullish(),
-    kl_penalty_coef: z.number().min(0).nullish(),
+    kl_penalty_coef: z.number().min(0).max(R.coefficient.max).nullish(),
     kl_penalty_source: z.enum(["current_learner", "sample"]).nullish(),
     kl_ref_adapter_path: z.string().nullish().describe("Not supported (a client file path); use kl_penalty_reference_step"),
     kl_penalty_reference_step: z.int().min(0).nullish(),
     kl_penalty_step_lag: z.int().min(1).nullish(),
-    num_trajectories_learning_rate_multiplier_power: z.number().nullish(),
+    num_trajectories_learning_rate_multiplier_power: z.number().min(R.numTrajectoriesPower.min).max(R.numTrajectoriesPower.max).nullish(),
     scale_learning_rate_by_reward_std_dev: z.boolean().nullish(),
-    packed_sequence_length: z.int().min(1).nullish(),
-    logprob_calculation_chunk_size: z.int().min(1).nullish(),
+    packed_sequence_length: z.int().min(1).max(R.sequenceTokens.max).nullish(),
+    logprob_calculation_chunk_size: z.int().min(1).max(R.sequenceTokens.max).nullish(),
     plot_tensors: z.boolean().nullish(),
   })
   .superRefine((config, context) => {

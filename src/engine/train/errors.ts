@@ -16,3 +16,14 @@ export class TrainingInputError extends Error {
 }
 
 export type Loc = (string | number)[];
+
+/**
+ * A step whose loss, gradient or updated weights are not finite (NaN or ±∞). Stepping on would
+ * poison the checkpoint, so the job fails with this message and commits nothing.
+ */
+export class NonFiniteTrainingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NonFiniteTrainingError";
+  }
+}

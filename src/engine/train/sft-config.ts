@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { TrainingInputError } from "./errors.js";
+import { TRAINING_RANGES } from "./ranges.js";
+
+const SftLearningRate = z.number().positive().max(TRAINING_RANGES.learningRate.max);
 
 /**
  * `config` of an SFT job (`spec/training.md` §7, `spec/interface.md` §2.3), in one place: the
@@ -10,7 +13,7 @@ import { TrainingInputError } from "./errors.js";
 export const SftConfigSchema = z.object({
   batch_size: z.union([z.int().min(1), z.literal("auto")]).nullish().describe('Rows per optimizer step; "auto" (default) is 2'),
   learning_rate: z
-    .union([z.number().positive(), z.array(z.number().positive()).min(1)])
+    .union([SftLearningRate, z.array(SftLearningRate).min(1)])
     .nullish()
     .describe("One rate for every batch, or one per batch (default 5e-5)"),
   assistant_turns: z.enum(["all", "last"]).nullish().describe('Train every assistant turn ("all", default) or only the final one'),

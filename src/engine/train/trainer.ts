@@ -1,10 +1,12 @@
 import type { LoraAdapter } from "../lora/adapter.js";
 import type { Transformer } from "../model/transformer.js";
 import { AdamW, type AdamWState, clipGradNorm, OPTIMIZER_SETTINGS, type TrainingMode } from "./adamw.js";
+import { NonFiniteTrainingError } from "./errors.js";
 import { trainingKernelsFor } from "./kernels/select.js";
 import type { TrainingKernels } from "./kernels/types.js";
 import { rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
 import type { PackedRow } from "./packing.js";
+import { TRAINING_RANGES } from "./ranges.js";
 import { rlRowLoss, type RlLossOptions } from "./rl-loss.js";
 import { sftLossInputs } from "./sft.js";
 import type { SftRow } from "./sft-tokenize.js";
@@ -119,6 +121,7 @@ export class Trainer {
     const inputs = loss.precalculatedLogprobs ? withPrecalculatedLogprobs(sampled, loss.precalculatedLogprobs) : sampled;
     const scores = this.model.forward(row, this.adapter, inputs, true);
     const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
+    requireFiniteLoss(result.loss);
     this.gradients.zero();
     // A row without trained tokens has a zero gradient: skip the backward, still take the step.
     if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
@@ -150,6 +153,7 @@ export class Trainer {
     const started = performance.now();
     const numTrainableTokens = batch.sequences.reduce((sum, { mask }) => sum + countOnes(mask), 0);
     const loss = this.computeSftGradients(batch.sequences, numTrainableTokens);
+    requireFiniteLoss(loss);
     const gradNorm = this.applyGradients("sft", batch.learningRate);
     return {
       loss,
@@ -191,6 +195,10 @@ export class Trainer {
 
   /** Clips the current gradients, switches the optimizer to the mode if needed, steps; returns the norm before clipping. */
   applyGradients(mode: TrainingMode, learningRate: number): number {
+    // The rate after every multiplier (K^p, reward std dev): the request ranges bound each factor, not their product.
+    if (!(learningRate > 0 && learningRate <= TRAINING_RANGES.learningRate.max)) {
+      throw new NonFiniteTrainingError(`the step's learning rate ${learningRate} is outside (0, ${TRAINING_RANGES.learningRate.max}]; the weights would diverge`);
+    }
     const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm);
     this.optimizer.beginJob(mode);
     this.optimizer.step(this.parameters, this.gradients.tensors, learningRate);
@@ -216,6 +224,11 @@ function samplerLogprobMaxDiff(sampled: Float64Array, recomputed: Float64Array, 
     worst = Math.max(worst ?? 0, Math.abs(recomputed[p]! - sampled[p]!));
   }
   return worst;
+}
+
+/** A non-finite loss means non-finite weights or logits: its gradient could only poison the weights further. */
+function requireFiniteLoss(loss: number): void {
+  if (!Number.isFinite(loss)) throw new NonFiniteTrainingError(`the loss is not finite (${loss}); the weights this step starts from may already be non-finite`);
 }
 
 function countOnes(mask: Uint8Array): number {

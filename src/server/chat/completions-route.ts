@@ -5,6 +5,7 @@ import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
 import type { ChatRouting } from "./index.js";
 import { type PrepareContext, prepareCompletion } from "./prepare.js";
+import { chatBodyLimit, checkRequestSize } from "./request-limits.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 import { forwardCompletion } from "./upstream/forward.js";
@@ -28,6 +29,8 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       body: ChatCompletionReq,
       errorStyle: "openai",
       security: "bearer",
+      precheck: (body) => checkRequestSize(body, config.chat),
+      bodyLimit: chatBodyLimit(config),
     },
     async ({ body }, request, reply) => {
       const headerRequestId = request.headers["x-request-id"];
@@ -37,6 +40,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
         engines: app.services.engines,
         resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
         runtimeAdapters: routing.runtimeAdapters,
+        limits: config.chat,
       };
       const abort = abortOnDisconnect(reply);
       const upstream = await routing.upstreams.target(body.model, context);

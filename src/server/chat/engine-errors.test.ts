@@ -10,6 +10,7 @@ describe("engine failures in the chat endpoint", () => {
     expect(chatErrorOf(new EngineError("invalid_request", "bad token"))).toMatchObject({ status: 400 });
     expect(chatErrorOf(new EngineError("worker_failed", "stopped"))).toMatchObject({ status: 503, options: { type: "ServiceUnavailableError" } });
     expect(chatErrorOf(new EngineError("closed", "closed"))).toBeInstanceOf(ApiError);
+    expect(chatErrorOf(new EngineError("non_finite_model", "NaN logits"))).toMatchObject({ status: 409, options: { type: "ConflictError" } });
     const internal = new EngineError("internal", "oops");
     expect(chatErrorOf(internal)).toBe(internal);
     const other = new TypeError("x");

@@ -5,7 +5,9 @@ import { ApiError } from "../errors.js";
 /**
  * Engine failures as the chat endpoint answers them: a request the engine refuses or a feature it
  * lacks is the request's problem (400, with the engine's message); an engine that stopped or is
- * shutting down is 503 (try again). Anything else stays an internal error (500, message hidden).
+ * shutting down is 503 (try again); a model whose weights are not finite is 409 (the model's state,
+ * not the request, is at fault, and retrying cannot help). Anything else stays an internal error
+ * (500, message hidden).
  */
 export function chatErrorOf(error: unknown): unknown {
   if (!(error instanceof EngineError)) return error;
@@ -13,6 +15,8 @@ export function chatErrorOf(error: unknown): unknown {
     case "invalid_request":
     case "unsupported":
       return new ApiError(400, error.message, { type: "BadRequestError" });
+    case "non_finite_model":
+      return new ApiError(409, error.message, { type: "ConflictError" });
     case "worker_failed":
     case "closed":
       return new ApiError(503, error.message, { type: "ServiceUnavailableError" });

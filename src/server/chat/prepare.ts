@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { ChatLimits } from "../../config.js";
 import type { GenerateRequest, InferenceEngine, ModelInfo } from "../../engine/api.js";
 import type { Tokenizer } from "../../engine/tokenizer/types.js";
 import { ApiError } from "../errors.js";
@@ -14,6 +15,7 @@ import { resolvePromptBudget } from "./prompt-budget.js";
 import { reasoningStartOf } from "./reasoning-parser.js";
 import { checkRequestRules } from "./request-rules.js";
 import type { RuntimeAdapters } from "./runtime-adapters.js";
+import { checkRequestLimits } from "./request-limits.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 import { buildSamplingParams } from "./sampling.js";
 import { type ChatTemplateRenderer, renderPrompt, responseRole } from "./template.js";
@@ -35,6 +37,8 @@ export interface PrepareContext {
   resolver: ModelResolverDeps;
   /** Adapters loaded through /v1/load_lora_adapter, served under their names. */
   runtimeAdapters?: RuntimeAdapters;
+  /** The server's limits on a request (`config.chat`). */
+  limits: ChatLimits;
 }
 
 export interface PreparedCompletion {
@@ -53,6 +57,7 @@ export async function prepareCompletion(req: ChatCompletionRequest, ctx: Prepare
   const runtime = ctx.runtimeAdapters?.get(ctx.entity, req.model);
   const modelRequest = classifyModelName(req.model, ctx.resolver.catalog);
   const trained = !runtime && modelRequest.parsed !== undefined && modelRequest.parsed.kind !== "base";
+  checkRequestLimits(req, ctx.limits);
   checkRequestRules(req, { logprobs: tokenDefaults(req, trained).logprobs });
 
   // An adapter loaded by name keeps vLLM's defaults (no logprobs unless asked), like a base model.
@@ -62,7 +67,7 @@ export async function prepareCompletion(req: ChatCompletionRequest, ctx: Prepare
   const engines = ctx.engines;
   if (!engines) throw new ApiError(503, "No inference engine is available on this server.", { type: "ServiceUnavailableError" });
   const engine = await loadEngine(engines, model.baseModelId);
-  const planned = planCompletion(req, { model, info: engine.info, tokenizer: engine.tokenizer }, { render: engines.renderChatTemplate, headerRequestId: ctx.headerRequestId });
+  const planned = await planCompletion(req, { model, info: engine.info, tokenizer: engine.tokenizer }, { render: engines.renderChatTemplate, headerRequestId: ctx.headerRequestId });
   if (planned.generate.constraint) await checkConstraint(engine, planned.generate.constraint);
   return { engine, ...planned };
 }
@@ -76,14 +81,15 @@ export interface CompletionTarget {
 
 /**
  * Everything between the resolved model and the engine call: priority, tools, constraint,
- * template, prompt budget, sampling parameters, and the response plan. Synchronous and free of
- * I/O; the grammar compile check is left to the caller (it needs the engine).
+ * template, prompt budget, sampling parameters, and the response plan. Free of I/O but for the
+ * template renderer (which may render on another thread); the grammar compile check is left to
+ * the caller (it needs the engine).
  */
-export function planCompletion(
+export async function planCompletion(
   req: ChatCompletionRequest,
   target: CompletionTarget,
   options: { render: ChatTemplateRenderer; headerRequestId: string | undefined },
-): Omit<PreparedCompletion, "engine"> {
+): Promise<Omit<PreparedCompletion, "engine">> {
   const { model, info, tokenizer } = target;
   const { logprobs, asTokenIds } = tokenDefaults(req, model.trained);
   if (req.priority !== 0 && !info.priorityScheduling) {
@@ -93,7 +99,7 @@ export function planCompletion(
   const toolChoice = effectiveToolChoice(req);
   checkToolChoiceSupported(toolChoice, { id: model.responseModel, hermesToolCalls: features.hermesToolCalls });
   const constraint = buildConstraint(req, toolChoice);
-  const prompt = renderPrompt(req, { info, tokenizer }, options.render);
+  const prompt = await renderPrompt(req, { info, tokenizer }, options.render);
   const requestedParam = req.max_completion_tokens !== null && req.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
   const budget = resolvePromptBudget({
     promptTokenIds: prompt.tokenIds,

@@ -99,6 +99,9 @@ describe.each(testDialects)("structured outputs end to end (%s)", (dialect) => {
     const cases: [Record<string, unknown>, string][] = [
       [{ structured_outputs: { regex: "(" } }, "Failed to transform regex into a grammar"],
       [{ structured_outputs: { grammar: "root ::= missing" } }, "Invalid grammar specification."],
+      // Left recursion: xgrammar compiles it, but no string can ever complete it.
+      [{ structured_outputs: { grammar: "root ::= root root" } }, "Invalid grammar specification."],
+      [{ structured_outputs: { grammar: 'root ::= root "a"' } }, "Invalid grammar specification."],
       [{ structured_outputs: { json: "{not json" } }, "Failed to transform json schema into a grammar"],
       [{ structured_outputs: { choice: [] } }, "Choice '[]' cannot be an empty list"],
       [{ structured_outputs: { regex: "a", choice: ["a"] } }, "You can only use one kind of constraints for structured outputs"],

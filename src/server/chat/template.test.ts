@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { apiErrorOf, byteModel, chatRequest, renderWithJinja } from "../../testing/chat.js";
+import { apiErrorOf, asyncApiErrorOf, byteModel, chatRequest, renderWithJinja } from "../../testing/chat.js";
 import { contentText, detectContentFormat, toTemplateMessages, toTemplateTools } from "./messages.js";
 import { chatTemplateInput, NO_TEMPLATE_MESSAGE, renderPrompt, responseRole, selectChatTemplate } from "./template.js";
 
 describe("messages for the chat template", () => {
-  it("joins text parts with newlines, and renders a string like an equivalent single part", () => {
+  it("joins text parts with newlines, and renders a string like an equivalent single part", async () => {
     expect(contentText([{ type: "text", text: "a" }, "b", { type: "input_text", text: "c" }])).toBe("a\nb\nc");
     expect(contentText(null)).toBe("");
     const req = chatRequest({ messages: [{ role: "user", content: "same" }, { role: "user", content: [{ type: "text", text: "same" }] }] });
@@ -15,13 +15,13 @@ describe("messages for the chat template", () => {
     expect(d).toEqual(c);
   });
 
-  it("detects templates that loop over content parts", () => {
+  it("detects templates that loop over content parts", async () => {
     expect(detectContentFormat("{% for part in message['content'] %}{{ part.text }}{% endfor %}")).toBe("openai");
     expect(detectContentFormat("{%- for item in msg.content -%}{% endfor %}")).toBe("openai");
     expect(detectContentFormat("{% for message in messages %}{{ message.content }}{% endfor %}")).toBe("string");
   });
 
-  it("prepares assistant tool calls, reasoning, tool results and custom roles as HF templates expect", () => {
+  it("prepares assistant tool calls, reasoning, tool results and custom roles as HF templates expect", async () => {
     const req = chatRequest({
       messages: [
         { role: "assistant", content: null, reasoning_content: "think", tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"city": "Paris"}' } }] },
@@ -49,7 +49,7 @@ describe("messages for the chat template", () => {
     expect(apiErrorOf(() => toTemplateMessages(bad.messages, "string"))).toMatchObject({ status: 400, param: "messages", message: expect.stringContaining("messages[0].tool_calls") });
   });
 
-  it("lists tools with null description and parameters when absent", () => {
+  it("lists tools with null description and parameters when absent", async () => {
     const req = chatRequest({ tools: [{ type: "function", function: { name: "f" } }, { function: { name: "g", description: "d", parameters: { type: "object" }, strict: true } }] });
     expect(toTemplateTools(req.tools)).toEqual([
       { type: "function", function: { name: "f", description: null, parameters: null } },
@@ -59,7 +59,7 @@ describe("messages for the chat template", () => {
 });
 
 describe("chat template input and rendering", () => {
-  it("prefers the request's template and needs one from somewhere", () => {
+  it("prefers the request's template and needs one from somewhere", async () => {
     const model = { default: "model's", named: {} };
     expect(chatTemplateInput(chatRequest({ chat_template: "mine" }), model).template).toBe("mine");
     expect(chatTemplateInput(chatRequest({}), model).template).toBe("model's");
@@ -68,7 +68,7 @@ describe("chat template input and rendering", () => {
     expect(apiErrorOf(() => chatTemplateInput(chatRequest({ chat_template: "" }), model))).toMatchObject({ status: 400, message: NO_TEMPLATE_MESSAGE });
   });
 
-  it("picks the model's tool_use template when tools are sent, and named templates by name (transformers' get_chat_template)", () => {
+  it("picks the model's tool_use template when tools are sent, and named templates by name (transformers' get_chat_template)", async () => {
     const templates = { default: "plain", named: { tool_use: "with tools", rag: "documents" } };
     const tools = [{ type: "function", function: { name: "f" } }];
     expect(selectChatTemplate(chatRequest({}), templates)).toBe("plain");
@@ -81,7 +81,7 @@ describe("chat template input and rendering", () => {
     expect(apiErrorOf(() => selectChatTemplate(chatRequest({}), { default: undefined, named: { tool_use: "with tools" } })).message).toBe(NO_TEMPLATE_MESSAGE);
   });
 
-  it("applies vLLM's variable precedence: kwargs < explicit fields, effort implies enable_thinking", () => {
+  it("applies vLLM's variable precedence: kwargs < explicit fields, effort implies enable_thinking", async () => {
     const input = chatTemplateInput(
       chatRequest({
         chat_template_kwargs: { add_generation_prompt: false, documents: [{ title: "k" }], custom: 1 },
@@ -97,22 +97,22 @@ describe("chat template input and rendering", () => {
     expect(chatTemplateInput(chatRequest({ reasoning_effort: "high", chat_template_kwargs: { enable_thinking: false } }), { default: "t", named: {} }).variables.enable_thinking).toBe(false);
   });
 
-  it("renders and tokenizes a conversation, adding special tokens only on request", () => {
+  it("renders and tokenizes a conversation, adding special tokens only on request", async () => {
     const model = byteModel();
     const req = chatRequest({ messages: [{ role: "user", content: "hello" }], tools: [{ function: { name: "get_weather" } }] });
-    const prompt = renderPrompt(req, model, renderWithJinja);
+    const prompt = await renderPrompt(req, model, renderWithJinja);
     expect(prompt.text).toBe("<|im_start|>system\n# Tools\n<tools>\nget_weather\n</tools><|im_end|>\n<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n");
     expect(model.tokenizer.decode(prompt.tokenIds)).toBe(prompt.text);
     expect(prompt.tokenIds[0]).toBe(model.tokenizer.tokenId("<|im_start|>"));
-    const thinkingOff = renderPrompt(chatRequest({ chat_template_kwargs: { enable_thinking: false } }), model, renderWithJinja);
+    const thinkingOff = await renderPrompt(chatRequest({ chat_template_kwargs: { enable_thinking: false } }), model, renderWithJinja);
     expect(thinkingOff.text.endsWith("<|im_start|>assistant\n<think>\n\n</think>\n\n")).toBe(true);
   });
 
-  it("turns template errors into 400s with the template's message", () => {
+  it("turns template errors into 400s with the template's message", async () => {
     const model = byteModel();
-    const broken = apiErrorOf(() => renderPrompt(chatRequest({ chat_template: "{% for x in %}" }), model, renderWithJinja));
+    const broken = await asyncApiErrorOf(() => renderPrompt(chatRequest({ chat_template: "{% for x in %}" }), model, renderWithJinja));
     expect(broken).toMatchObject({ status: 400, type: "BadRequestError" });
-    const raising = apiErrorOf(() =>
+    const raising = await asyncApiErrorOf(() =>
       renderPrompt(chatRequest({ chat_template: "x" }), model, () => {
         throw new Error("Conversation roles must alternate");
       }),
@@ -120,7 +120,7 @@ describe("chat template input and rendering", () => {
     expect(raising.message).toBe("Conversation roles must alternate");
   });
 
-  it("answers with the assistant after a generation prompt, else with the last message's role", () => {
+  it("answers with the assistant after a generation prompt, else with the last message's role", async () => {
     expect(responseRole(chatRequest({}))).toBe("assistant");
     expect(responseRole(chatRequest({ messages: [{ role: "narrator", content: "x" }], add_generation_prompt: false }))).toBe("narrator");
   });

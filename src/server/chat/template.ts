@@ -31,7 +31,7 @@ export interface ChatTemplateInput {
  * `strftime_now`, HF's `tojson`). Template errors throw an Error whose message the caller sees
  * in a 400. Implemented over @huggingface/jinja by the engine; injected through `ChatEngines`.
  */
-export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInput) => string;
+export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInput) => string | Promise<string>;
 
 /** What rendering needs of an engine: its model info (template) and tokenizer (special tokens). */
 export type TemplateModel = Pick<InferenceEngine, "info" | "tokenizer">;
@@ -87,11 +87,11 @@ export interface RenderedPrompt {
 }
 
 /** Renders and tokenizes; `add_special_tokens` adds the tokenizer's own BOS/EOS on top of the template's. */
-export function renderPrompt(req: ChatCompletionRequest, engine: TemplateModel, render: ChatTemplateRenderer): RenderedPrompt {
+export async function renderPrompt(req: ChatCompletionRequest, engine: TemplateModel, render: ChatTemplateRenderer): Promise<RenderedPrompt> {
   const input = chatTemplateInput(req, engine.info.chatTemplates);
   let text: string;
   try {
-    text = render(engine, input);
+    text = await render(engine, input);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw chatRuleError(error instanceof Error ? error.message : String(error));

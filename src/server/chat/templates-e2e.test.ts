@@ -47,7 +47,8 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
 
   beforeAll(async () => {
     copies.push(withChatTemplate(model.dir, undefined), withChatTemplate(model.dir, [{ name: "default", template: PLAIN }, { name: "tool_use", template: TOOL_USE }]));
-    server = await startChatServer(dialect, { servedModels: { "test/tiny": model.dir, "test/bare": copies[0]!, "test/named": copies[1]! } });
+    // These tests send their own templates, which only a server that trusts them renders.
+    server = await startChatServer(dialect, { servedModels: { "test/tiny": model.dir, "test/bare": copies[0]!, "test/named": copies[1]! }, env: { FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE: "1" } });
     tokenizer = (await server.engine("test/tiny")).tokenizer;
   });
   afterAll(async () => {

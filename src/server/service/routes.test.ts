@@ -18,7 +18,8 @@ describe("service routes", () => {
       expect(res.json()).toEqual({ status: "ok" });
     }
     expect((await t.app.inject({ method: "GET", url: "/version" })).json()).toEqual({ version: flywheelVersion });
-    const info = (await t.app.inject({ method: "GET", url: "/server_info" })).json();
+    expect((await t.app.inject({ method: "GET", url: "/server_info" })).statusCode).toBe(401);
+    const info = (await t.request(t.keys.alice, { method: "GET", url: "/server_info" })).json();
     expect(info).toMatchObject({ name: "flywheel", version: flywheelVersion, database: "sqlite" });
     expect(info.base_models).toContain("org/served");
   });

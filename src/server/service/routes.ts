@@ -2,12 +2,16 @@ import os from "node:os";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { flywheelVersion } from "../../version.js";
+import { requireApiKey } from "../auth.js";
 import { buildOpenApiDocument, defineRoute } from "../routes.js";
 
 const HealthRes = z.object({ status: z.literal("ok") });
 const VersionRes = z.object({ version: z.string() });
 
-/** Unauthenticated service routes: health, version, server info and the OpenAPI document. */
+/**
+ * Service routes: health, version and the OpenAPI document answer without a key; server info
+ * (which tells the platform, CPUs and served models) needs one.
+ */
 export async function serviceRoutes(app: FastifyInstance): Promise<void> {
   for (const url of ["/health", "/v1/health"]) {
     defineRoute(app, { method: "GET", url, summary: "Liveness check", tags: ["service"], response: HealthRes }, async () => ({ status: "ok" }));
@@ -15,7 +19,18 @@ export async function serviceRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(app, { method: "GET", url: "/version", summary: "Service version", tags: ["service"], response: VersionRes }, async () => ({ version: flywheelVersion }));
 
-  defineRoute(app, { method: "GET", url: "/server_info", summary: "What this server runs on", tags: ["service"] }, async () => {
+  await app.register(async (authed) => {
+    authed.addHook("onRequest", requireApiKey(app.services.store, "detail", ["bearer"]));
+    serverInfoRoute(authed);
+  });
+
+  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () =>
+    buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }),
+  );
+}
+
+function serverInfoRoute(app: FastifyInstance): void {
+  defineRoute(app, { method: "GET", url: "/server_info", summary: "What this server runs on", tags: ["service"], security: "bearer" }, async () => {
     const { store, catalog, config } = app.services;
     return {
       name: "flywheel",
@@ -29,8 +44,4 @@ export async function serviceRoutes(app: FastifyInstance): Promise<void> {
       cpus: os.cpus().length,
     };
   });
-
-  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () =>
-    buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }),
-  );
 }

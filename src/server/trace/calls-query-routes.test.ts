@@ -41,6 +41,19 @@ describe.each(testDialects)("calls queries on %s", (dialect) => {
   const field = (name: string) => ({ $getField: name });
   const lit = (value: unknown) => ({ $literal: value });
 
+  it("answers /calls/query with the stream's rows as one JSON object, written page by page", async () => {
+    const project = "alice/many";
+    const batch = Array.from({ length: 1150 }, (_, i) => ({ mode: "start", req: { start: startOf(project, { id: `m${String(i).padStart(5, "0")}`, op_name: "many", started_at: at(i) }) } }));
+    await alice.json("/call/upsert_batch", { batch });
+    const res = await alice.post("/calls/query", { project_id: project });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    const calls = res.json().calls as { id: string }[];
+    expect(calls.map((call) => call.id)).toEqual(batch.map((item) => item.req.start.id));
+    expect(calls).toEqual(await alice.lines("/calls/stream_query", { project_id: project }));
+    expect((await alice.post("/calls/query", { project_id: "alice/none" })).json()).toEqual({ calls: [] });
+  });
+
   it("streams JSON Lines in started_at order by default", async () => {
     const res = await alice.post("/calls/stream_query", { project_id: P });
     expect(res.statusCode).toBe(200);

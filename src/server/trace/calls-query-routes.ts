@@ -5,6 +5,7 @@ import { ApiError } from "../errors.js";
 import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { defineRoute } from "../routes.js";
 import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./calls-schemas.js";
+import { sendJsonArrayObject } from "./json-array.js";
 import { sendJsonLines } from "./json-lines.js";
 import { resolveProject } from "./project.js";
 import { traceRoute } from "./scope.js";
@@ -70,12 +71,17 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     return sendJsonLines(request, reply, rows(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
   });
 
+  // The same rows as one JSON object, written page by page rather than built whole in memory.
   defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
-    const out: CallSchema[] = [];
-    for await (const page of callPages(body)) out.push(...page);
-    if (expandsRefs(body)) reply.serializer(stringifyJsonLossless);
-    return { calls: out };
+    const pages = callPages(body);
+    const first = await pages.next();
+    async function* all() {
+      if (first.done) return;
+      yield first.value;
+      yield* pages;
+    }
+    return sendJsonArrayObject(request, reply, "calls", all(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
   });
 
   defineRoute(app, { method: "POST", url: "/call/read", summary: "Read one call", body: CallReadReq, ...common }, async ({ body }, request) => {

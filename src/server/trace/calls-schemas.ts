@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdList, JsonObject, ProjectId, SortByList, Timestamp } from "./schemas.js";
+import { IdList, JsonObject, ProjectId, SortByList, Timestamp, TraceId } from "./schemas.js";
 import { zQuery } from "./query-schema.js";
 
 /**
@@ -8,13 +8,13 @@ import { zQuery } from "./query-schema.js";
  */
 export const StartedCallSchemaForInsert = z.object({
   project_id: ProjectId,
-  id: z.string().min(1).nullish(),
-  op_name: z.string().min(1),
+  id: TraceId.min(1).nullish(),
+  op_name: TraceId.min(1),
   display_name: z.string().nullish(),
-  trace_id: z.string().min(1).nullish(),
-  parent_id: z.string().nullish(),
-  thread_id: z.string().nullish(),
-  turn_id: z.string().nullish(),
+  trace_id: TraceId.min(1).nullish(),
+  parent_id: TraceId.nullish(),
+  thread_id: TraceId.nullish(),
+  turn_id: TraceId.nullish(),
   started_at: Timestamp,
   attributes: JsonObject,
   inputs: JsonObject,
@@ -26,8 +26,8 @@ export const StartedCallSchemaForInsert = z.object({
 
 export const EndedCallSchemaForInsert = z.object({
   project_id: ProjectId,
-  id: z.string().min(1),
-  trace_id: z.string().nullish(),
+  id: TraceId.min(1),
+  trace_id: TraceId.nullish(),
   ended_at: Timestamp,
   exception: z.string().nullish(),
   output: z.unknown().optional(),

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { JsonObject, ProjectId, SortByList, Timestamp } from "./schemas.js";
+import { JsonObject, ProjectId, SortByList, Timestamp, TraceId, TraceRef } from "./schemas.js";
 import { zQuery } from "./query-schema.js";
 
 /** `FeedbackCreateReq` (`spec/trace.md` §3.4); `wb_user_id` is accepted and replaced by the server. */
 export const FeedbackCreateReq = z.object({
-  id: z.string().min(1).nullish(),
+  id: TraceId.min(1).nullish(),
   project_id: ProjectId,
-  weave_ref: z.string(),
+  weave_ref: TraceRef,
   creator: z.string().nullish(),
   feedback_type: z.string().min(1),
   payload: JsonObject,
@@ -75,7 +75,7 @@ export const FeedbackPayloadSchemaReq = z.object({
 export const CostCreateReq = z.object({
   project_id: ProjectId,
   costs: z.record(
-    z.string().min(1),
+    TraceId.min(1),
     z.object({
       prompt_token_cost: z.number(),
       completion_token_cost: z.number(),

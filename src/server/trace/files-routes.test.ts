@@ -82,6 +82,9 @@ describe.each(testDialects)("trace files on %s", (dialect) => {
       { name: "expected_digest", value: digestOf("abd") },
     ]);
     expect(mismatch.statusCode).toBe(400);
+    // Found by the fuzzer: a JSON array body is not a form.
+    const jsonArray = await c.post("/file/create", [null]);
+    expect(jsonArray.statusCode).toBe(415);
     const foreign = await upload("/file/create", [
       { name: "project_id", value: "bob/files" },
       { name: "file", value: "abc", filename: "x" },

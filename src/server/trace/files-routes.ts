@@ -29,7 +29,8 @@ export async function fileRoutes(app: FastifyInstance, options: { trace: TraceSe
 
   for (const url of ["/file/create", "/files/create"]) {
     defineRoute(app, { method: "POST", url, summary: "Upload a file (multipart/form-data: project_id, file, expected_digest?)", ...common }, async (_input, request) => {
-      if (!Array.isArray(request.body)) {
+      // The content type, not the body's shape: a JSON array parses to an array too.
+      if (!/^multipart\/form-data\b/i.test(request.headers["content-type"] ?? "") || !Array.isArray(request.body)) {
         throw new ApiError(415, "Unsupported Media Type: send multipart/form-data with the fields project_id and file");
       }
       const parts = request.body as FormPart[];

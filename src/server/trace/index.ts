@@ -34,13 +34,14 @@ import { v2ScorerRoutes } from "./v2/scorers-routes.js";
  */
 export async function traceRoutes(app: FastifyInstance): Promise<void> {
   const trace = createTraceServices(app.services.store, app.services.blobs);
-  // Routes that answer without a key (health, version, server info, model catalogues) are
-  // registered before the hook, in their own scope.
+  // Routes that answer without a key (health, version, the clients' version check, geolocation)
+  // are registered before the hook, in their own scope; everything that tells about the machine
+  // or the models served needs a key.
   await app.register(tracePublicServiceRoutes);
-  await app.register(inferenceCatalogRoutes);
   await app.register(async (authed) => {
     authed.addHook("onRequest", requireApiKey(app.services.store, "trace", ["bearer", "basic"]));
     useTraceErrors(authed);
+    await authed.register(inferenceCatalogRoutes);
     await authed.register(traceServiceRoutes);
     await authed.register(objectRoutes, { trace });
     await authed.register(labelRoutes, { trace });

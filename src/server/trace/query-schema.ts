@@ -20,9 +20,15 @@ class ShapeError extends Error {
 const OPERATIONS = ["$and", "$or", "$not", "$eq", "$gt", "$gte", "$lt", "$lte", "$in", "$contains"] as const;
 const CONVERT_TARGETS: ConvertTarget[] = ["double", "string", "int", "bool", "exists"];
 const MAX_DEPTH = 64;
+/**
+ * Terms of one `$and`/`$or` and literals of one `$in`: SQLite refuses far larger expressions (its
+ * expression-tree and variable limits) and PostgreSQL plans them slowly, so one cap for both.
+ */
+export const MAX_QUERY_LIST = 1000;
 
 function list(value: unknown, path: (string | number)[], length?: number): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError("Input should be a valid list", path);
+  if (value.length > MAX_QUERY_LIST) throw new ShapeError(`List should have at most ${MAX_QUERY_LIST} items, not ${value.length}`, path);
   if (length !== undefined && value.length !== length) throw new ShapeError(`List should have exactly ${length} item${length === 1 ? "" : "s"}`, path);
   return value;
 }

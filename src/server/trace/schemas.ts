@@ -7,6 +7,19 @@ import { parseInput, RequestValidationError } from "../validation.js";
 
 export const ProjectId = z.string().min(1).describe("The project as 'entity/project'");
 
+/** Text that names or refers to something (ids, op names, refs): indexed, so bounded, and never a NUL, which PostgreSQL text cannot hold. */
+export function boundedName(max: number) {
+  return z
+    .string()
+    .max(max)
+    .refine((value) => !value.includes("\u0000"), { message: "must not contain a NUL character (\\u0000)" });
+}
+
+/** Ids (call, trace, parent, thread, turn, feedback) and op names: at most 1024 characters (docs/decisions.md, "Hardening"). */
+export const TraceId = boundedName(1024);
+/** Refs (`weave:///…`): at most 4096 characters. */
+export const TraceRef = boundedName(4096);
+
 /** Any JSON value, but present. */
 export const RequiredJson = z.unknown().nonoptional();
 

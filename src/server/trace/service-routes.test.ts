@@ -37,16 +37,20 @@ describe("trace service, inference catalogue and image routes", () => {
     expect(noKey.statusCode).toBe(401);
   });
 
-  it("lists the served models and the machine in the inference catalogue routes", async () => {
-    const router = (await anonymous("/inference/router/openrouter/models")).json();
+  it("lists the served models and the machine in the inference catalogue routes, to a key only", async () => {
+    for (const url of ["/inference/router/openrouter/models", "/inference/analysis/artificialanalysis/models", "/inference/coreweave/v2/hardware"]) {
+      expect((await anonymous(url)).statusCode, url).toBe(401);
+    }
+    const keyed = async (url: string) => (await c.get(url)).json();
+    const router = await keyed("/inference/router/openrouter/models");
     expect(router.data.map((model: { id: string }) => model.id)).toEqual(t.app.services.catalog.list().map((entry) => entry.id));
     expect(router.data.map((model: { id: string }) => model.id)).toEqual(expect.arrayContaining(["org/other", "org/tiny-chat"]));
     expect(router.data[0]).toMatchObject({ input_modalities: ["text"], output_modalities: ["text"], pricing: { prompt: "0", completion: "0" } });
     expect(router.data[0].supported_sampling_parameters).toContain("temperature");
-    const analysis = (await anonymous("/inference/analysis/artificialanalysis/models")).json();
+    const analysis = await keyed("/inference/analysis/artificialanalysis/models");
     expect(analysis.data.map((model: { id: string }) => model.id)).toEqual(router.data.map((model: { id: string }) => model.id));
     expect(analysis.data[0]).toMatchObject({ model_type: "qwen2" });
-    const hardware = (await anonymous("/inference/coreweave/v2/hardware")).json();
+    const hardware = await keyed("/inference/coreweave/v2/hardware");
     expect(hardware.data[0]).toMatchObject({ cpu: { count: expect.any(Number) }, memory_bytes: expect.any(Number), accelerators: [] });
   });
 

@@ -68,6 +68,13 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
     [{ advantage_balance: 1.5 }, "experimental_config.advantage_balance", /less than or equal to 1/],
     [{ learning_rate: 0 }, "experimental_config.learning_rate", /greater than 0/],
     [{ learning_rate: "fast" }, "experimental_config.learning_rate", /valid number/],
+    [{ learning_rate: 1e30 }, "experimental_config.learning_rate", /less than or equal to 1/],
+    [{ num_trajectories_learning_rate_multiplier_power: 1e6 }, "experimental_config.num_trajectories_learning_rate_multiplier_power", /less than or equal to 2/],
+    [{ num_trajectories_learning_rate_multiplier_power: -3 }, "experimental_config.num_trajectories_learning_rate_multiplier_power", /greater than or equal to -2/],
+    [{ epsilon_high: 1e300 }, "experimental_config.epsilon_high", /less than or equal to 1000000/],
+    [{ kl_penalty_coef: 1e9 }, "experimental_config.kl_penalty_coef", /less than or equal to 10000/],
+    [{ kimi_k2_tau: -1e9 }, "experimental_config.kimi_k2_tau", /greater than or equal to -10000/],
+    [{ packed_sequence_length: 2 ** 30 }, "experimental_config.packed_sequence_length", /less than or equal to 1048576/],
     [{ packed_sequence_length: 1000 }, "experimental_config.packed_sequence_length", /multiple/],
     [{ kimi_k2_tau: 0.1, vendor_k2_tau: 0.2 }, "experimental_config.vendor_k2_tau", /same setting/],
   ])("rejects experimental_config %j", async (experimental_config, loc, message) => {
@@ -124,6 +131,22 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
     ]);
     expect(bad.json().detail[2]).toMatchObject({ msg: "Field required", type: "missing" });
     expect(bad.json().detail[5]).toMatchObject({ type: "dict_type" });
+  });
+
+  it("refuses negative or malformed sampled token ids instead of training on a stand-in token", async () => {
+    const withChoice = (choice: Record<string, unknown>) => ({ trajectories: [{ reward: 1, messages_and_choices: [{ role: "user", content: "Q" }, choice] }] });
+    const negative = sampledChoice("A", [101, -5]);
+    const ids = { ...sampledChoice("A"), token_ids: [101, -2] };
+    const bytes = sampledChoice("A");
+    (bytes.logprobs as { content: { bytes: number[] }[] }).content[0]!.bytes = [300];
+    const res = await post({ model_id: modelId, trajectory_groups: [withChoice(negative), withChoice(ids), withChoice(bytes)] });
+    expect(res.statusCode).toBe(422);
+    expect(locs(res.json())).toEqual([
+      "body.trajectory_groups.0.trajectories.0.messages_and_choices.1.logprobs.content.1.token",
+      "body.trajectory_groups.1.trajectories.0.messages_and_choices.1.token_ids.1",
+      "body.trajectory_groups.2.trajectories.0.messages_and_choices.1.logprobs.content.0.bytes.0",
+    ]);
+    expect(res.json().detail[0].msg).toMatch(/non-negative integer id/);
   });
 
   it("documents the training routes in /openapi.json from the same schemas", async () => {

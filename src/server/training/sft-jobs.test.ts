@@ -84,13 +84,18 @@ describe.each(testDialects)("artifacts and SFT jobs on %s", (dialect) => {
       metric_logging: { enabled: true, target_training_step: 1 },
       experimental_config: { x: 1 },
     });
-    const auto = await sft({ training_data_url: url, config: { batch_size: "auto", learning_rate: [1, 2, 3], assistant_turns: "last" } });
+    const auto = await sft({ training_data_url: url, config: { batch_size: "auto", learning_rate: [1, 0.5, 0.25], assistant_turns: "last" } });
     expect(auto.statusCode, auto.body).toBe(200);
     const wrong = await sft({ training_data_url: url, config: { batch_size: 5, learning_rate: [1e-4, 1e-4] } });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.json().detail).toEqual([{ loc: ["body", "config", "learning_rate"], msg: expect.stringMatching(/lists 2 rates but the data makes 1 batches/), type: "value_error" }]);
     const badConfig = await sft({ training_data_url: url, config: { batch_size: 0, learning_rate: [], assistant_turns: "first" } });
     expect(badConfig.json().detail.map((d: { loc: unknown[] }) => d.loc.join("."))).toEqual(["body.config.batch_size", "body.config.learning_rate", "body.config.assistant_turns"]);
+    for (const learningRate of [1e308, [1e-4, 1e308], 2]) {
+      const poisonous = await sft({ training_data_url: url, config: { learning_rate: learningRate } });
+      expect(poisonous.statusCode, JSON.stringify(learningRate)).toBe(422);
+      expect(JSON.stringify(poisonous.json().detail)).toMatch(/"loc":\["body","config","learning_rate".*less than or equal to 1/);
+    }
   });
 
   it("reads trajectories.jsonl and trajectory-form lines, with metadata.json", async () => {

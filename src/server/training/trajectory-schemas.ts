@@ -10,10 +10,15 @@ import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
 
 const TopLogprob = z.looseObject({ token: z.string(), logprob: z.number() });
 
+/** A sampled token: its text, or `token_id:<id>` (vLLM's `return_tokens_as_token_ids`), whose id must be a real one. */
+const SampledToken = z.string().refine((token) => !token.startsWith("token_id:") || /^token_id:\d+$/.test(token), {
+  message: "a 'token_id:' token must name a non-negative integer id, e.g. token_id:42",
+});
+
 const TokenLogprob = z.looseObject({
-  token: z.string(),
+  token: SampledToken,
   logprob: z.number(),
-  bytes: z.array(z.number().int()).nullish(),
+  bytes: z.array(z.int().min(0).max(255)).nullish(),
   top_logprobs: z.array(TopLogprob).nullish(),
 });
 

@@ -5,10 +5,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadTinyModel } from "../../../testing/models.js";
 import { artChoice, type Completion, promptIds, sampleCompletion } from "../../../testing/sampled-choices.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
-import { loadLoraAdapter } from "../../lora/files.js";
+import { loadLoraAdapter, saveLoraAdapter } from "../../lora/files.js";
 import { createLoraAdapter } from "../../lora/init.js";
 import { resolveRlConfig, type ExperimentalConfigReq } from "../config.js";
-import { TrainingInputError } from "../errors.js";
+import { NonFiniteTrainingError, TrainingInputError } from "../errors.js";
 import { LoraTrainer } from "../lora-trainer.js";
 import { OPTIMIZER_STATE_FILE, readOptimizerState } from "../optimizer-file.js";
 import { resolveSftConfig } from "../sft-config.js";
@@ -168,5 +168,54 @@ describe("runTrainingJob (SFT)", () => {
       work: { kind: "sft", rows, fileName: "train.jsonl", config: resolveSftConfig({}, 2) },
     };
     expect(() => run(spec)).toThrow(/^train\.jsonl row 2\.messages: the last message must be an assistant message/);
+  });
+});
+
+describe("runTrainingJob (non-finite steps)", () => {
+  const completions = [0, 1].map((seed) => sampleCompletion(model, prompt, { seed: seed + 40, maxTokens: 6 }));
+  const groups: TrajectoryGroupJson[] = [{ trajectories: completions.map((completion, i) => ({ reward: i, messages_and_choices: [...messages, artChoice(model, completion)] })) }];
+  const sftRows = [{ messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] }];
+  const sftSpec = (learningRate: number, from: AdapterFiles | null = null): TrainingJobSpec => ({
+    jobId: "sft-non-finite",
+    from,
+    newAdapter: { seed: 3, baseModelNameOrPath: "tiny-qwen2" },
+    work: { kind: "sft", rows: sftRows, fileName: "train.jsonl", config: resolveSftConfig({ learning_rate: learningRate }, 1) },
+  });
+
+  /** The updates a job yielded before it threw, and what it threw. */
+  function runUntilError(spec: TrainingJobSpec): { updates: TrainerUpdate[]; error: unknown } {
+    const updates: TrainerUpdate[] = [];
+    try {
+      for (const update of runTrainingJob(model, spec)) updates.push(update);
+    } catch (error) {
+      return { updates, error };
+    }
+    return { updates, error: undefined };
+  }
+
+  // The ranges the routes enforce stop these at the door; the trainer must still never commit them.
+  it.each([
+    ["an RL rate of 1e30", () => rlSpec("rl-huge-rate", groups, { learning_rate: 1e30 })],
+    ["an RL rate multiplied past 1 (K^p)", () => rlSpec("rl-huge-power", groups, { learning_rate: 0.5, num_trajectories_learning_rate_multiplier_power: 2 })],
+    ["an SFT rate of 1e308", () => sftSpec(1e308)],
+  ])("fails the step, before its gradient_step and without finishing, for %s", (_name, spec) => {
+    const { updates, error } = runUntilError(spec());
+    expect(error).toBeInstanceOf(NonFiniteTrainingError);
+    expect((error as Error).message).toMatch(/^gradient step 1: the (updated weights are not finite|step's learning rate .* is outside \(0, 1\]).*; no checkpoint was committed/);
+    expect(updates.map((update) => update.type)).toEqual(["started"]);
+  });
+
+  it("fails on the loss when the checkpoint it continues from holds non-finite weights", () => {
+    const poisoned = createLoraAdapter(model.config, { seed: 5 });
+    for (const factors of poisoned.parameters()) factors.fill(Number.NaN, 0, 3);
+    const dir = path.join(root, "poisoned");
+    saveLoraAdapter(dir, poisoned);
+    const from = { configFile: path.join(dir, "adapter_config.json"), weightsFile: path.join(dir, "adapter_model.safetensors") };
+    for (const spec of [sftSpec(1e-3, from), rlSpec("rl-poisoned", groups, {}, from)]) {
+      const { updates, error } = runUntilError(spec);
+      expect(error).toBeInstanceOf(NonFiniteTrainingError);
+      expect((error as Error).message).toMatch(/^gradient step 1: the loss is not finite \(NaN\)/);
+      expect(updates.map((update) => update.type)).toEqual(["started"]);
+    }
   });
 });

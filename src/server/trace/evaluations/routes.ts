@@ -39,7 +39,7 @@ export async function evaluationRoutes(app: FastifyInstance, options: { trace: T
 
   /** What the chat endpoint would do for this caller, as the models' runner. */
   const recorderFor = (request: FastifyRequest, projectId: string) => {
-    const context: PrepareContext = { entity: principalOf(request).entity, headerRequestId: undefined, engines: app.services.engines, resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog } };
+    const context: PrepareContext = { entity: principalOf(request).entity, headerRequestId: undefined, engines: app.services.engines, resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog }, limits: config.chat };
     const recorder = new CallRecorder(trace, projectId, traceUserId(request), (body, signal) => completeChat(chatRequestOf(body), context, signal), jobs.signal);
     /** Every model a run will call must resolve now, so a typo is a 404 rather than a failed run. */
     const checkModels = async (models: LlmModel[]) => {

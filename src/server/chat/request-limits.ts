@@ -1,0 +1,66 @@
+import type { ChatLimits, Config } from "../../config.js";
+import { chatRuleError } from "./chat-errors.js";
+import type { ChatCompletionRequest } from "./request-schema.js";
+
+/**
+ * The server's own limits on a chat request (docs/configuration.md, "Chat limits"), checked right
+ * after the schema and before anything whose cost grows with the request (model loading,
+ * template rendering, tokenization), so an oversized request fails at once with a 400 and never
+ * holds up other requests.
+ */
+export function checkRequestLimits(req: ChatCompletionRequest, limits: ChatLimits): void {
+  const requestTemplate = req.chat_template ?? req.chat_template_kwargs?.chat_template;
+  if (requestTemplate !== null && requestTemplate !== undefined && !limits.trustRequestChatTemplate) {
+    throw chatRuleError("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.");
+  }
+  checkRequestSize(req, limits);
+}
+
+/**
+ * The chat route's body limit: a body can hold at most FLYWHEEL_MAX_PROMPT_CHARS characters of
+ * prompt text, 6 bytes each at worst (`\uXXXX`), plus 1 MiB of the rest, so a body past that is
+ * refused (413) from its Content-Length before it is read or parsed. Never above the server's.
+ */
+export function chatBodyLimit(config: Pick<Config, "bodyLimitBytes" | "chat">): number {
+  return Math.min(config.bodyLimitBytes, config.chat.maxPromptChars * 6 + 1024 * 1024);
+}
+
+/**
+ * The size limits alone, on any body (also one the schema has not seen yet: the route runs this
+ * first, so a huge request never reaches the schema's per-item work).
+ */
+export function checkRequestSize(body: unknown, limits: ChatLimits): void {
+  if (body === null || typeof body !== "object") return;
+  const { messages, tools, chat_template: template } = body as Record<string, unknown>;
+  if (Array.isArray(messages) && messages.length > limits.maxMessages) {
+    throw chatRuleError(`The request has ${messages.length} messages, more than this server's limit of ${limits.maxMessages} (FLYWHEEL_MAX_MESSAGES).`, { param: "messages" });
+  }
+  if (Array.isArray(tools) && tools.length > limits.maxTools) {
+    throw chatRuleError(`The request has ${tools.length} tools, more than this server's limit of ${limits.maxTools} (FLYWHEEL_MAX_TOOLS).`, { param: "tools" });
+  }
+  const chars = textSize([messages, tools, template], limits.maxPromptChars);
+  if (chars > limits.maxPromptChars) {
+    throw chatRuleError(`The request's messages, tools and template hold more than ${limits.maxPromptChars} characters, this server's limit for a prompt (FLYWHEEL_MAX_PROMPT_CHARS).`, { param: "messages" });
+  }
+}
+
+/**
+ * Characters of every string (keys included) in a JSON value, stopping once past `cap`: the
+ * prompt a template renders from these holds at least their text.
+ */
+function textSize(value: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total <= cap) {
+    const item = stack.pop();
+    if (typeof item === "string") total += item.length;
+    else if (Array.isArray(item)) for (const member of item) stack.push(member);
+    else if (item !== null && typeof item === "object") {
+      for (const [key, member] of Object.entries(item)) {
+        total += key.length;
+        stack.push(member);
+      }
+    }
+  }
+  return total;
+}
