@@ -58,9 +58,19 @@ describe("loadConfig", () => {
   });
 
   it("reads the job settings, with serve's worker on by default", () => {
-    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000 });
-    const env = { FLYWHEEL_WORKER_CONCURRENCY: "4", FLYWHEEL_JOB_POLL_MS: "50", FLYWHEEL_JOB_LEASE_MS: "2000", FLYWHEEL_JOB_MAX_ATTEMPTS: "1", FLYWHEEL_TRAIN_STEP_DELAY_MS: "25", FLYWHEEL_TRAINER_IDLE_MS: "0" };
-    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25, trainerIdleMs: 0 });
+    const webTrainingData = { maxBytes: 1024 * 1024 * 1024, timeoutMs: 120_000 };
+    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000, webTrainingData });
+    const env = {
+      FLYWHEEL_WORKER_CONCURRENCY: "4",
+      FLYWHEEL_JOB_POLL_MS: "50",
+      FLYWHEEL_JOB_LEASE_MS: "2000",
+      FLYWHEEL_JOB_MAX_ATTEMPTS: "1",
+      FLYWHEEL_TRAIN_STEP_DELAY_MS: "25",
+      FLYWHEEL_TRAINER_IDLE_MS: "0",
+      FLYWHEEL_TRAINING_DATA_MAX_MB: "2",
+      FLYWHEEL_TRAINING_DATA_TIMEOUT_S: "5",
+    };
+    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25, trainerIdleMs: 0, webTrainingData: { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000 } });
     expect(loadConfig({ "no-worker": true }, {}).jobs.inProcessWorker).toBe(false);
     expect(loadConfig({}, { FLYWHEEL_SERVE_WORKER: "0" }).jobs.inProcessWorker).toBe(false);
   });

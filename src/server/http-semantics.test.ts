@@ -53,7 +53,7 @@ describe("HTTP semantics with a JSON content type and no body", () => {
       const label = `${JSON.stringify(headers)} ${payload ?? "(none)"}`;
       const preview = await t.request(t.keys.alice, { method: "PUT", url: "/v1/preview/models", headers, ...(payload !== undefined ? { payload } : {}) });
       expect(preview.statusCode, label).toBe(405);
-      expect(preview.headers.allow, label).toBe("POST");
+      expect(preview.headers.allow, label).toBe("GET, POST");
       expect(preview.json(), label).toEqual({ detail: "Method Not Allowed" });
       const chat = await t.request(t.keys.alice, { method: "PUT", url: "/v1/chat/completions", headers, ...(payload !== undefined ? { payload } : {}) });
       expect(chat.statusCode, label).toBe(405);
