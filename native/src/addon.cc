@@ -235,25 +235,41 @@ class Context : public Napi::ObjectWrap<Context> {
     });
   }
 
+  // The arguments of rope and ropeBackward: (x, rows, heads, headDim, positions, cos, sin).
+  struct RopeArgs {
+    float* x;
+    int rows;
+    int heads;
+    int head_dim;
+    const int32_t* positions;
+    const float* cos;
+    const float* sin;
+  };
+
+  static RopeArgs rope_args(const Napi::CallbackInfo& info, const char* op) {
+    const int rows = int_arg(info, 1, "rows", 0);
+    const int heads = int_arg(info, 2, "heads", 1);
+    const int head_dim = int_arg(info, 3, "headDim", 2);
+    if (head_dim % 2 != 0) throw_range(info.Env(), std::string(op) + ": headDim must be even");
+    auto x = f32_arg(info, 0, "input", static_cast<size_t>(rows) * heads * head_dim, op);
+    auto positions = i32_arg(info, 4, "positions", rows, op);
+    auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
+    auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
+    const size_t half = head_dim / 2;
+    const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
+    for (int r = 0; r < rows; r++) {
+      if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
+        throw_range(info.Env(), std::string(op) + ": no table entry for position " + std::to_string(positions[r]));
+      }
+    }
+    return {x.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data()};
+  }
+
   // rope(x, rows, heads, headDim, positions, cos, sin)
   void Rope(const Napi::CallbackInfo& info) {
     guarded([&] {
-      const int rows = int_arg(info, 1, "rows", 0);
-      const int heads = int_arg(info, 2, "heads", 1);
-      const int head_dim = int_arg(info, 3, "headDim", 2);
-      if (head_dim % 2 != 0) throw_range(info.Env(), "rope: headDim must be even");
-      auto x = f32_arg(info, 0, "input", static_cast<size_t>(rows) * heads * head_dim, "rope");
-      auto positions = i32_arg(info, 4, "positions", rows, "rope");
-      auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
-      auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
-      const size_t half = head_dim / 2;
-      const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
-      for (int r = 0; r < rows; r++) {
-        if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
-          throw_range(info.Env(), "rope: no table entry for position " + std::to_string(positions[r]));
-        }
-      }
-      if (rows > 0) context_->rope(x.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+      const RopeArgs a = rope_args(info, "rope");
+      if (a.rows > 0) context_->rope(a.x, a.rows, a.heads, a.head_dim, a.positions, a.cos, a.sin);
     });
   }
 
@@ -344,22 +360,8 @@ class Context : public Napi::ObjectWrap<Context> {
   // ropeBackward(dx, rows, heads, headDim, positions, cos, sin)
   void RopeBackward(const Napi::CallbackInfo& info) {
     guarded([&] {
-      const int rows = int_arg(info, 1, "rows", 0);
-      const int heads = int_arg(info, 2, "heads", 1);
-      const int head_dim = int_arg(info, 3, "headDim", 2);
-      if (head_dim % 2 != 0) throw_range(info.Env(), "ropeBackward: headDim must be even");
-      auto dx = f32_arg(info, 0, "dx", static_cast<size_t>(rows) * heads * head_dim, "ropeBackward");
-      auto positions = i32_arg(info, 4, "positions", rows, "ropeBackward");
-      auto cos = typed_arg<float, napi_float32_array>(info, 5, "cos", "Float32Array");
-      auto sin = typed_arg<float, napi_float32_array>(info, 6, "sin", "Float32Array");
-      const size_t half = head_dim / 2;
-      const size_t table = std::min(cos.ElementLength(), sin.ElementLength());
-      for (int r = 0; r < rows; r++) {
-        if (positions[r] < 0 || (static_cast<size_t>(positions[r]) + 1) * half > table) {
-          throw_range(info.Env(), "ropeBackward: no table entry for position " + std::to_string(positions[r]));
-        }
-      }
-      if (rows > 0) context_->rope_backward(dx.Data(), rows, heads, head_dim, positions.Data(), cos.Data(), sin.Data());
+      const RopeArgs a = rope_args(info, "ropeBackward");
+      if (a.rows > 0) context_->rope_backward(a.x, a.rows, a.heads, a.head_dim, a.positions, a.cos, a.sin);
     });
   }
 

@@ -18,6 +18,36 @@ FLYWHEEL_AVX2 inline __m128 reduce4(__m256 a, __m256 b, __m256 c, __m256 d) {
   return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
+// Four dot products of a register-held vector with rows j..j+3 (row stride `stride`).
+template <int C>
+FLYWHEEL_AVX2 inline __m128 dot4(const __m256* x, const float* rows, size_t stride) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) {
+    s0 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 8 * c), s0);
+    s1 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + stride + 8 * c), s1);
+    s2 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 2 * stride + 8 * c), s2);
+    s3 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 3 * stride + 8 * c), s3);
+  }
+  return reduce4(s0, s1, s2, s3);
+}
+
+template <int C>
+FLYWHEEL_AVX2 inline float dot1(const __m256* x, const float* row) {
+  __m256 s = _mm256_setzero_ps();
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) s = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(row + 8 * c), s);
+  return _mm_cvtss_f32(reduce4(s, _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()));
+}
+
+// Every position's dot product with a register-held vector into out[0..visible).
+template <int C>
+FLYWHEEL_AVX2 inline void dots(const __m256* x, const float* rows, size_t stride, int visible, float* out) {
+  int j = 0;
+  for (; j + 4 <= visible; j += 4) _mm_storeu_ps(out + j, dot4<C>(x, rows + j * stride, stride));
+  for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
+}
+
 template <int C>
 FLYWHEEL_AVX2 void head_kernel(const AttentionHead& head) {
   __m256 q[C];
@@ -27,28 +57,8 @@ FLYWHEEL_AVX2 void head_kernel(const AttentionHead& head) {
   const size_t stride = head.stride;
   const int visible = head.visible;
   float* scores = head.scores;
-
-  int j = 0;
-  for (; j + 4 <= visible; j += 4) {
-    const float* k = head.keys + j * stride;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      s0 = _mm256_fmadd_ps(q[c], _mm256_loadu_ps(k + 8 * c), s0);
-      s1 = _mm256_fmadd_ps(q[c], _mm256_loadu_ps(k + stride + 8 * c), s1);
-      s2 = _mm256_fmadd_ps(q[c], _mm256_loadu_ps(k + 2 * stride + 8 * c), s2);
-      s3 = _mm256_fmadd_ps(q[c], _mm256_loadu_ps(k + 3 * stride + 8 * c), s3);
-    }
-    _mm_storeu_ps(scores + j, reduce4(s0, s1, s2, s3));
-  }
-  for (; j < visible; j++) {
-    const float* k = head.keys + j * stride;
-    __m256 s = _mm256_setzero_ps();
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) s = _mm256_fmadd_ps(q[c], _mm256_loadu_ps(k + 8 * c), s);
-    const __m128 r = reduce4(s, _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
-    scores[j] = _mm_cvtss_f32(r);
-  }
+  dots<C>(q, head.keys, stride, visible, scores);
+  int j;
 
   const VectorOps& ops = vector_ops_avx2();
   const float max = ops.max(scores, visible);
@@ -86,36 +96,6 @@ FLYWHEEL_AVX2 void head_kernel(const AttentionHead& head) {
   const __m256 normalize = _mm256_set1_ps(inverse_sum);
 #pragma GCC unroll 16
   for (int c = 0; c < C; c++) _mm256_storeu_ps(head.out + 8 * c, _mm256_mul_ps(acc[0][c], normalize));
-}
-
-// Four dot products of a register-held vector with rows j..j+3 (row stride `stride`).
-template <int C>
-FLYWHEEL_AVX2 inline __m128 dot4(const __m256* x, const float* rows, size_t stride) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) {
-    s0 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 8 * c), s0);
-    s1 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + stride + 8 * c), s1);
-    s2 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 2 * stride + 8 * c), s2);
-    s3 = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(rows + 3 * stride + 8 * c), s3);
-  }
-  return reduce4(s0, s1, s2, s3);
-}
-
-template <int C>
-FLYWHEEL_AVX2 inline float dot1(const __m256* x, const float* row) {
-  __m256 s = _mm256_setzero_ps();
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) s = _mm256_fmadd_ps(x[c], _mm256_loadu_ps(row + 8 * c), s);
-  return _mm_cvtss_f32(reduce4(s, _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()));
-}
-
-// Every position's dot product with a register-held vector into out[0..visible).
-template <int C>
-FLYWHEEL_AVX2 inline void dots(const __m256* x, const float* rows, size_t stride, int visible, float* out) {
-  int j = 0;
-  for (; j + 4 <= visible; j += 4) _mm_storeu_ps(out + j, dot4<C>(x, rows + j * stride, stride));
-  for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
 }
 
 template <int C>

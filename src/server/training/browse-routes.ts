@@ -4,7 +4,7 @@ import type { RlTrainingConfig } from "../../engine/train/config.js";
 import { decodeJson } from "../../store/json.js";
 import { readModelHistory } from "../../store/model-history.js";
 import { pageModelJobs } from "../../store/model-jobs.js";
-import { getModel, listModels, type ModelRow } from "../../store/models.js";
+import { listModels } from "../../store/models.js";
 import { listEntityProjects } from "../../store/projects.js";
 import { getTrainingJob } from "../../store/training-jobs.js";
 import type { RlJobInput } from "../../worker/job-input.js";
@@ -16,6 +16,7 @@ import { toJobResponse } from "./job-requests.js";
 import { buildModelHistory } from "./model-history.js";
 import { JobIdParams } from "./job-schemas.js";
 import { modelView } from "./model-view.js";
+import { ownModel } from "./own-model.js";
 import { ModelIdParams } from "./schemas.js";
 
 const tags = ["training"];
@@ -26,12 +27,6 @@ const tags = ["training"];
  */
 export async function browseRoutes(app: FastifyInstance): Promise<void> {
   const { store } = app.services;
-
-  const ownModel = async (entity: string, id: string): Promise<ModelRow> => {
-    const model = await getModel(store.db, entity, id);
-    if (!model) throw notFound(`Model '${id}' not found`);
-    return model;
-  };
 
   defineRoute(
     app,
@@ -56,7 +51,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
       security: "bearer",
     },
     async ({ params, query }, request) => {
-      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       const page = await pageModelJobs(store.db, model.id, query);
       return { ...page, data: page.data.map(toJobResponse) };
     },
@@ -74,7 +69,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
       security: "bearer",
     },
     async ({ params }, request) => {
-      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       return { object: "list", data: buildModelHistory(await readModelHistory(store.db, model.id)) };
     },
   );

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { pageJobEvents } from "../../store/job-events.js";
 import { decodeJson } from "../../store/json.js";
-import { getModel, type ModelRow } from "../../store/models.js";
 import {
   cancelTrainingJob,
   createTrainingJob,
@@ -17,6 +16,7 @@ import { ApiError, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { checkKlReferenceStep, hashRequest, readIdempotencyKey, replayIdempotent, toJobResponse } from "./job-requests.js";
 import { JobEventItem, JobEventsQuery, JobIdParams, JobRes, RlJobCreateReq, SftJobCreateReq } from "./job-schemas.js";
+import { ownModel } from "./own-model.js";
 import { cursorPageOf } from "./schemas.js";
 import { resolveSftRequest } from "./sft-request.js";
 
@@ -29,11 +29,6 @@ const tags = ["training"];
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
   const { store, blobs } = app.services;
 
-  const ownModel = async (entity: string, id: string): Promise<ModelRow> => {
-    const model = await getModel(store.db, entity, id);
-    if (!model) throw notFound(`Model '${id}' not found`);
-    return model;
-  };
   const ownJob = async (entity: string, id: string): Promise<TrainingJobRow> => {
     const job = await getTrainingJob(store.db, entity, id);
     if (!job) throw notFound(`Training job '${id}' not found`);
@@ -57,7 +52,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         const earlier = await findJobByIdempotencyKey(store.db, entity, idempotencyKey);
         if (earlier) return toJobResponse(replayIdempotent(earlier, requestHash));
       }
-      const model = await ownModel(entity, body.model_id);
+      const model = await ownModel(store.db, entity, body.model_id);
       await checkKlReferenceStep(store, model.id, body.experimental_config);
       const job = await enqueue({
         entity,
@@ -83,7 +78,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         const earlier = await findJobByIdempotencyKey(store.db, entity, idempotencyKey);
         if (earlier) return toJobResponse(replayIdempotent(earlier, requestHash));
       }
-      const model = await ownModel(entity, body.model_id);
+      const model = await ownModel(store.db, entity, body.model_id);
       const { input, config } = await resolveSftRequest(store, blobs, entity, body);
       // The same request on the same data while it is still queued or running is a double submit.
       const active = await findActiveJobByRequest(store.db, model.id, requestHash);

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { stepsNeededByActiveJobs } from "../../store/checkpoint-guard.js";
 import { deleteCheckpointSteps, pageCheckpoints } from "../../store/checkpoints.js";
-import { createModel, deleteModel, getModel, type ModelRow } from "../../store/models.js";
+import { createModel, deleteModel } from "../../store/models.js";
 import { principalOf } from "../auth.js";
-import { ApiError, conflict, notFound } from "../errors.js";
+import { ApiError, conflict } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { resolveModelSource } from "./model-source.js";
 import { modelView } from "./model-view.js";
+import { ownModel } from "./own-model.js";
 import { RequestValidationError } from "../validation.js";
 import {
   CheckpointDeleteReq,
@@ -25,13 +26,6 @@ const tags = ["training"];
 /** The trainable-model registry and its checkpoints (`spec/training.md` §2.1, 2.2, 2.4, 2.5). */
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const { store, catalog } = app.services;
-
-  /** The caller's model or a 404; another entity's id is indistinguishable from an unknown one. */
-  const ownModel = async (entity: string, id: string): Promise<ModelRow> => {
-    const model = await getModel(store.db, entity, id);
-    if (!model) throw notFound(`Model '${id}' not found`);
-    return model;
-  };
 
   defineRoute(
     app,
@@ -69,14 +63,14 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(
     app,
     { method: "GET", url: "/preview/models/:model_id", summary: "Read a model: its base, its lineage and its LoRA configuration", tags, params: ModelIdParams, response: ModelRes, security: "bearer" },
-    async ({ params }, request) => modelView(await ownModel(principalOf(request).entity, params.model_id)),
+    async ({ params }, request) => modelView(await ownModel(store.db, principalOf(request).entity, params.model_id)),
   );
 
   defineRoute(
     app,
     { method: "DELETE", url: "/preview/models/:model_id", summary: "Delete a model and all its checkpoints; its queued and running jobs are cancelled", tags, params: ModelIdParams, response: ModelDeleteRes, security: "bearer" },
     async ({ params }, request) => {
-      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       const { deletedCheckpoints } = await deleteModel(store.db, model.id);
       return { model_id: model.id, deleted_checkpoints: deletedCheckpoints, deleted_run: true };
     },
@@ -95,7 +89,7 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
       security: "bearer",
     },
     async ({ params, query }, request) => {
-      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       return pageCheckpoints(store.db, model.id, query);
     },
   );
@@ -113,7 +107,7 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
       security: "bearer",
     },
     async ({ params, body }, request) => {
-      const model = await ownModel(principalOf(request).entity, params.model_id);
+      const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       const needed = await stepsNeededByActiveJobs(store.db, model.id);
       const refused = [...new Set(body.steps)].filter((step) => needed.has(step));
       if (refused.length > 0) {
