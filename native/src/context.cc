@@ -56,7 +56,14 @@ void KernelContext::rms_norm(float* out, const float* x, const float* weight, in
 
 void KernelContext::rope(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos,
                          const float* sin) {
+  rotate(x, rows, heads, head_dim, positions, cos, sin, false);
+}
+
+void KernelContext::rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos,
+                           const float* sin, bool inverse) {
   const int half = head_dim / 2;
+  // The inverse rotation is the rotation by the negated angle; negating the sine is exact.
+  const float direction = inverse ? -1.0f : 1.0f;
   for_chunks(rows, std::max<size_t>(1, kParallelElements / (heads * head_dim)), [&](size_t begin, size_t end) {
     for (size_t row = begin; row < end; row++) {
       const float* c = cos + static_cast<size_t>(positions[row]) * half;
@@ -66,8 +73,9 @@ void KernelContext::rope(float* x, int rows, int heads, int head_dim, const int3
         for (int i = 0; i < half; i++) {
           const float first = v[i];
           const float second = v[i + half];
-          v[i] = first * c[i] - second * s[i];
-          v[i + half] = second * c[i] + first * s[i];
+          const float sine = direction * s[i];
+          v[i] = first * c[i] - second * sine;
+          v[i + half] = second * c[i] + first * sine;
         }
       }
     }

@@ -59,6 +59,9 @@ class KernelContext {
 
  private:
   // Splits [0, length) into chunks worth a task each when it is big enough to share out.
+  // RoPE's rotation of every head vector in place, or its inverse (the backward).
+  void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
+
   template <typename Fn>
   void for_chunks(size_t length, size_t min_chunk, const Fn& fn) {
     const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, std::max<size_t>(1, length / min_chunk));

@@ -158,22 +158,7 @@ void KernelContext::rms_norm_backward(float* dx, const float* dy, const float* x
 
 void KernelContext::rope_backward(float* dx, int rows, int heads, int head_dim, const int32_t* positions, const float* cos,
                                   const float* sin) {
-  const int half = head_dim / 2;
-  for_chunks(rows, std::max<size_t>(1, (1 << 15) / (heads * head_dim)), [&](size_t begin, size_t end) {
-    for (size_t row = begin; row < end; row++) {
-      const float* c = cos + static_cast<size_t>(positions[row]) * half;
-      const float* s = sin + static_cast<size_t>(positions[row]) * half;
-      for (int head = 0; head < heads; head++) {
-        float* v = dx + (row * heads + head) * head_dim;
-        for (int i = 0; i < half; i++) {
-          const float first = v[i];
-          const float second = v[i + half];
-          v[i] = first * c[i] + second * s[i];
-          v[i + half] = second * c[i] - first * s[i];
-        }
-      }
-    }
-  });
+  rotate(dx, rows, heads, head_dim, positions, cos, sin, true);
 }
 
 void KernelContext::silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t length) {

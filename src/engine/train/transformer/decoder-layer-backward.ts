@@ -12,14 +12,10 @@ import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import type { PackedAttention } from "./packed-attention.js";
 import type { AttentionSpan } from "./sequence.js";
 
-/** What every layer of one training pass shares: its rows, RoPE positions, attention spans and adapter. */
-export interface PassLayout {
-  rows: number;
-  positions: Int32Array;
+/** A training pass as the shared forward (`DecoderLayer`) takes it, plus its attention spans and single adapter. */
+export interface PassLayout extends LayerPass {
   spans: readonly AttentionSpan[];
   adapter: LoraAdapter | null;
-  /** The same, as the shared forward (`DecoderLayer`) takes it. */
-  layer: LayerPass;
 }
 
 /**

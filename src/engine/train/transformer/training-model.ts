@@ -84,13 +84,9 @@ export class TrainingModel {
       positions,
       spans,
       adapter,
-      layer: {
-        rows,
-        positions,
-        adapters: [{ start: 0, rows, adapter: adapter ?? undefined }],
-        attend: (_layer, out, queries, keys, values) => this.attention.forward(out, queries, keys, values, spans),
-        keepProjections: adapter !== null,
-      },
+      adapters: [{ start: 0, rows, adapter: adapter ?? undefined }],
+      attend: (_layer, out, queries, keys, values) => this.attention.forward(out, queries, keys, values, spans),
+      keepProjections: adapter !== null,
     };
     let maxPosition = 0;
     for (let p = 0; p < rows; p++) maxPosition = Math.max(maxPosition, pass.positions[p]!);
@@ -105,7 +101,7 @@ export class TrainingModel {
     kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
     for (let layer = 0; layer < config.numLayers; layer++) {
       const acts = this.activations(keepAll ? layer : 0, rows, rank);
-      this.layer.forward(layer, weights.layers[layer]!, pass.layer, acts, inputOf(layer), inputOf(layer + 1));
+      this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1));
     }
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
@@ -145,7 +141,7 @@ export class TrainingModel {
       const layerWeights = weights.layers[layer]!;
       const acts = this.activations(last.keptAll ? layer : 0, rows, rank);
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
-      if (!last.keptAll) this.layer.forward(layer, layerWeights, pass.layer, acts, inputOf(layer), inputOf(layer + 1));
+      if (!last.keptAll) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
       this.layerBackward.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
     }
     // dHidden is now dLoss/d(embedding rows).
