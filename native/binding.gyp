@@ -13,8 +13,10 @@
         "src/matmul_avx2.cc",
         "src/matmul_avx512.cc",
         "src/matmul_scalar.cc",
+        "src/optimizer.cc",
         "src/packed_matrix.cc",
         "src/thread_pool.cc",
+        "src/token_logprobs.cc",
         "src/vector_ops_avx2.cc",
         "src/vector_ops_scalar.cc"
       ],
@@ -24,12 +26,12 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
       "ldflags": ["-pthread"],
       "xcode_settings": {
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
         "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
-        "OTHER_CPLUSPLUSFLAGS": ["-O3"]
+        "OTHER_CPLUSPLUSFLAGS": ["-O3", "-ffp-contract=off"]
       },
       "msvs_settings": {"VCCLCompilerTool": {"ExceptionHandling": 1}}
     }

@@ -12,7 +12,6 @@ import { parseArgs } from "node:util";
 import { createLoraAdapter } from "../../src/engine/lora/init.js";
 import { selectKernels } from "../../src/engine/kernels/select.js";
 import { loadModel } from "../../src/engine/model/load.js";
-import { trainingKernelsFor } from "../../src/engine/train/kernels/select.js";
 import { IGNORE, type SftRow } from "../../src/engine/train/sft-tokenize.js";
 import { Trainer } from "../../src/engine/train/trainer.js";
 import type { RowsSpec } from "./cases.js";
@@ -55,4 +54,4 @@ for (const measure of spec.measures) {
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
 const configured = selectKernels().name;
 const why = configured === kernels.name ? "" : ` (the configured ${configured} kernels have no training kernels)`;
-emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}, ${trainingKernelsFor(kernels).name} training kernels${why}` });
+emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}${why}` });

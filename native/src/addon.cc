@@ -63,6 +63,19 @@ float number_arg(const Napi::CallbackInfo& info, size_t index, const char* name)
   return info[index].As<Napi::Number>().FloatValue();
 }
 
+double double_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  if (!info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  return info[index].As<Napi::Number>().DoubleValue();
+}
+
+Napi::Float64Array f64_arg(const Napi::CallbackInfo& info, size_t index, const char* name, size_t needed, const char* op) {
+  auto array = typed_arg<double, napi_float64_array>(info, index, name, "Float64Array");
+  if (array.ElementLength() < needed) {
+    throw_range(info.Env(), std::string(op) + ": " + name + " holds " + std::to_string(array.ElementLength()) + " values, needs " + std::to_string(needed));
+  }
+  return array;
+}
+
 DType dtype_arg(const Napi::CallbackInfo& info, size_t index) {
   const std::string name = info[index].IsString() ? info[index].As<Napi::String>().Utf8Value() : "";
   if (name == "F32") return DType::F32;
@@ -162,7 +175,11 @@ class Context : public Napi::ObjectWrap<Context> {
                         InstanceMethod<&Context::RopeBackward>("ropeBackward"),
                         InstanceMethod<&Context::SiluMulBackward>("siluMulBackward"),
                         InstanceMethod<&Context::EmbedBackward>("embedBackward"),
-                        InstanceMethod<&Context::AttentionBackward>("attentionBackward")});
+                        InstanceMethod<&Context::AttentionBackward>("attentionBackward"),
+                        InstanceMethod<&Context::TokenLogprobSums>("tokenLogprobSums"),
+                        InstanceMethod<&Context::TokenLogprobsBackward>("tokenLogprobsBackward"),
+                        InstanceMethod<&Context::AdamwStep>("adamwStep"), InstanceMethod<&Context::SumOfSquares>("sumOfSquares"),
+                        InstanceMethod<&Context::Scale>("scale")});
   }
 
   // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx512", "avx2" or "scalar".
@@ -415,6 +432,73 @@ class Context : public Napi::ObjectWrap<Context> {
       if (rows > 0) {
         context_->attention_backward(dq.Data(), d_keys.Data(), d_values.Data(), d_out.Data(), q.Data(), keys.Data(), values.Data(), rows, start, shape);
       }
+    });
+  }
+
+  // tokenLogprobSums(logits, rows, vocab, fractionPowers, maxes, sums, weighted)
+  void TokenLogprobSums(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int rows = int_arg(info, 1, "rows", 0);
+      const int vocab = int_arg(info, 2, "vocab", 1);
+      auto logits = f32_arg(info, 0, "logits", static_cast<size_t>(rows) * vocab, "tokenLogprobs");
+      auto powers = f64_arg(info, 3, "fractionPowers", 64, "tokenLogprobs");
+      auto maxes = f64_arg(info, 4, "maxes", rows, "tokenLogprobs");
+      auto sums = f64_arg(info, 5, "sums", rows, "tokenLogprobs");
+      auto weighted = f64_arg(info, 6, "weighted", rows, "tokenLogprobs");
+      context_->token_logprob_sums(logits.Data(), rows, vocab, powers.Data(), maxes.Data(), sums.Data(), weighted.Data());
+    });
+  }
+
+  // tokenLogprobsBackward(logits, rows, vocab, targets, normalizers, gradients, fractionPowers)
+  void TokenLogprobsBackward(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      const int rows = int_arg(info, 1, "rows", 0);
+      const int vocab = int_arg(info, 2, "vocab", 1);
+      auto logits = f32_arg(info, 0, "logits", static_cast<size_t>(rows) * vocab, "tokenLogprobsBackward");
+      auto targets = i32_arg(info, 3, "targets", rows, "tokenLogprobsBackward");
+      auto normalizers = f64_arg(info, 4, "normalizers", rows, "tokenLogprobsBackward");
+      auto gradients = f64_arg(info, 5, "gradients", rows, "tokenLogprobsBackward");
+      auto powers = f64_arg(info, 6, "fractionPowers", 64, "tokenLogprobsBackward");
+      for (int r = 0; r < rows; r++) {
+        if (targets[r] < 0 || targets[r] >= vocab) {
+          throw_range(info.Env(), "tokenLogprobsBackward: target token " + std::to_string(targets[r]) + " is outside the vocabulary (" + std::to_string(vocab) + ")");
+        }
+      }
+      context_->token_logprobs_backward(logits.Data(), rows, vocab, targets.Data(), normalizers.Data(), gradients.Data(), powers.Data());
+    });
+  }
+
+  // adamwStep(params, grads, expAvg, expAvgSq, beta1, beta2, eps, stepSize, biasCorrection2Sqrt, decay) → non-finite count
+  Napi::Value AdamwStep(const Napi::CallbackInfo& info) {
+    size_t non_finite = 0;
+    guarded([&] {
+      auto params = typed_arg<float, napi_float32_array>(info, 0, "params", "Float32Array");
+      const size_t length = params.ElementLength();
+      auto grads = f32_arg(info, 1, "grads", length, "adamwStep");
+      auto exp_avg = f32_arg(info, 2, "expAvg", length, "adamwStep");
+      auto exp_avg_sq = f32_arg(info, 3, "expAvgSq", length, "adamwStep");
+      const AdamWScalars scalars{double_arg(info, 4, "beta1"), double_arg(info, 5, "beta2"), double_arg(info, 6, "eps"),
+                                 double_arg(info, 7, "stepSize"), double_arg(info, 8, "biasCorrection2Sqrt"), double_arg(info, 9, "decay")};
+      non_finite = context_->adamw_step(params.Data(), grads.Data(), exp_avg.Data(), exp_avg_sq.Data(), length, scalars);
+    });
+    return Napi::Number::New(info.Env(), static_cast<double>(non_finite));
+  }
+
+  // sumOfSquares(x) → Σ x²
+  Napi::Value SumOfSquares(const Napi::CallbackInfo& info) {
+    double sum = 0;
+    guarded([&] {
+      auto x = typed_arg<float, napi_float32_array>(info, 0, "x", "Float32Array");
+      sum = context_->sum_of_squares(x.Data(), x.ElementLength());
+    });
+    return Napi::Number::New(info.Env(), sum);
+  }
+
+  // scale(x, factor)
+  void Scale(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      auto x = typed_arg<float, napi_float32_array>(info, 0, "x", "Float32Array");
+      context_->scale(x.Data(), x.ElementLength(), double_arg(info, 1, "factor"));
     });
   }
 

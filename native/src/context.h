@@ -41,8 +41,8 @@ class KernelContext {
   void silu_mul(float* out, const float* gate, const float* up, size_t length);
   void add(float* x, const float* y, size_t length);
 
-  // Backward kernels (context_backward.cc); the semantics are those of TrainingKernels in
-  // src/engine/train/kernels/types.ts.
+  // Backward kernels (context_backward.cc); the semantics of every kernel are those of `Kernels` in
+  // src/engine/kernels/types.ts.
   // c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever m and the
   // thread count, so a row gives the same result alone or in a batch (LoRA runs in the sampler too).
   void gemm(float* c, const float* a, const float* b, const GemmSpec& spec);
@@ -56,6 +56,19 @@ class KernelContext {
   // Writes dq, adds into d_keys/d_values ((start + rows) positions of kv_heads × head_dim).
   void attention_backward(float* dq, float* d_keys, float* d_values, const float* d_out, const float* q, const float* keys,
                           const float* values, int rows, int start, const AttentionShape& shape);
+
+  // Log-softmax over a vocabulary (token_logprobs.cc): per row of logits, the max, Σ exp(x − max)
+  // and Σ exp(x − max)·x; the caller takes the one logarithm per row. The backward turns each row
+  // into g·(onehot(target) − exp(x − normalizer)) in place.
+  void token_logprob_sums(const float* logits, int rows, int vocab, const double* fraction_powers, double* maxes, double* sums,
+                          double* weighted);
+  void token_logprobs_backward(float* logits, int rows, int vocab, const int32_t* targets, const double* normalizers,
+                               const double* gradients, const double* fraction_powers);
+
+  // Optimizer kernels (optimizer.cc). adamw_step returns how many updated weights are not finite.
+  size_t adamw_step(float* params, const float* grads, float* exp_avg, float* exp_avg_sq, size_t length, const AdamWScalars& scalars);
+  double sum_of_squares(const float* x, size_t length);
+  void scale(float* x, size_t length, double factor);
 
  private:
   // Splits [0, length) into chunks worth a task each when it is big enough to share out.

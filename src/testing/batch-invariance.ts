@@ -69,10 +69,10 @@ export function describeBatchInvariance(name: string, makeKernels: () => Kernels
       const positions = Int32Array.from({ length: pool }, (_, i) => (i * 37) % pool);
       const x = random.uniform(pool * width, 2);
       const alone = Float32Array.from(x);
-      for (let r = 0; r < pool; r++) kernels.rope(alone.subarray(r * width, (r + 1) * width), 1, heads, headDim, positions.subarray(r, r + 1), cos, sin);
+      for (let r = 0; r < pool; r++) kernels.rope({ x: alone.subarray(r * width, (r + 1) * width), rows: 1, heads, headDim, positions: positions.subarray(r, r + 1), cos, sin });
       for (const [first, rows] of batches(pool)) {
         const out = x.slice(first * width, (first + rows) * width);
-        kernels.rope(out, rows, heads, headDim, positions.subarray(first, first + rows), cos, sin);
+        kernels.rope({ x: out, rows, heads, headDim, positions: positions.subarray(first, first + rows), cos, sin });
         expectSameBits(out, alone.subarray(first * width, (first + rows) * width), `rope, rows ${first}..${first + rows - 1}`);
       }
     });
@@ -90,10 +90,10 @@ export function describeBatchInvariance(name: string, makeKernels: () => Kernels
       const q = random.uniform(positions * qWidth, 2);
       // Query p alone: the decode step at position p.
       const alone = new Float32Array(positions * qWidth);
-      for (let p = 0; p < positions; p++) kernels.attention(alone.subarray(p * qWidth, (p + 1) * qWidth), q.subarray(p * qWidth, (p + 1) * qWidth), 1, keys, values, p, shape);
+      for (let p = 0; p < positions; p++) kernels.attention({ out: alone.subarray(p * qWidth, (p + 1) * qWidth), q: q.subarray(p * qWidth, (p + 1) * qWidth), rows: 1, keys, values, start: p, shape });
       for (const [start, rows] of [[0, 1], [0, 17], [5, 3], [9, 8], [30, 90], [0, 120], [119, 1]] as const) {
         const out = new Float32Array(rows * qWidth);
-        kernels.attention(out, q.subarray(start * qWidth, (start + rows) * qWidth), rows, keys, values, start, shape);
+        kernels.attention({ out, q: q.subarray(start * qWidth, (start + rows) * qWidth), rows, keys, values, start, shape });
         expectSameBits(out, alone.subarray(start * qWidth, (start + rows) * qWidth), `queries ${start}..${start + rows - 1}`);
       }
     });

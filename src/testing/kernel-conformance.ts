@@ -108,7 +108,7 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
           }
         }
       }
-      kernels.rope(x, rows, heads, headDim, positions, cos, sin);
+      kernels.rope({ x, rows, heads, headDim, positions, cos, sin });
       close(x, expected);
     });
 
@@ -140,7 +140,7 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
         }
       }
       const out = new Float32Array(q.length);
-      kernels.attention(out, q, rows, keys, vals, start, shape);
+      kernels.attention({ out, q, rows, keys, values: vals, start, shape });
       close(out, expected);
     });
 

@@ -59,8 +59,9 @@ export class DecoderLayer {
       acts.queriesRoped.set(acts.queries.subarray(0, rows * heads * headDim));
       acts.keysRoped.set(acts.keys.subarray(0, rows * kvHeads * headDim));
     }
-    kernels.rope(acts.queriesRoped, rows, heads, headDim, positions, this.rope.cos, this.rope.sin);
-    kernels.rope(acts.keysRoped, rows, kvHeads, headDim, positions, this.rope.cos, this.rope.sin);
+    const { cos, sin } = this.rope;
+    kernels.rope({ x: acts.queriesRoped, rows, heads, headDim, positions, cos, sin });
+    kernels.rope({ x: acts.keysRoped, rows, heads: kvHeads, headDim, positions, cos, sin });
     pass.attend(layer, acts.attended, acts.queriesRoped, acts.keysRoped, acts.values);
     // m = x + o_proj(a), built in hiddenMid.
     this.linear(acts.hiddenMid, acts.attended, weights.o, layer, "o_proj", pass, acts);

@@ -128,7 +128,15 @@ export class Transformer {
       cachedKeys.set(keys.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
       cachedValues.set(values.subarray(span.start * kvWidth, (span.start + span.rows) * kvWidth), span.position * kvWidth);
       const queryRows = queries.subarray(span.start * queryWidth, (span.start + span.rows) * queryWidth);
-      this.kernels.attention(out.subarray(span.start * queryWidth, (span.start + span.rows) * queryWidth), queryRows, span.rows, cachedKeys, cachedValues, span.position, { heads, kvHeads, headDim });
+      this.kernels.attention({
+        out: out.subarray(span.start * queryWidth, (span.start + span.rows) * queryWidth),
+        q: queryRows,
+        rows: span.rows,
+        keys: cachedKeys,
+        values: cachedValues,
+        start: span.position,
+        shape: { heads, kvHeads, headDim },
+      });
     }
   }
 

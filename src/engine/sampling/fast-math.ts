@@ -13,7 +13,8 @@ const ROUNDING_SHIFT = 6755399441055744;
 /** Below this exp(x) is < 1e-304: treated as 0 (it cannot move a float32 result). */
 const EXP_FLOOR = -700;
 
-const FRACTION_POWERS = new Float64Array(64).map((_, j) => Math.pow(2, -j / 64));
+/** 2^(-j/64) for j < 64; the native log-softmax kernel reads this very table, so its exp is this one. */
+export const EXP_FRACTION_POWERS = new Float64Array(64).map((_, j) => Math.pow(2, -j / 64));
 const INTEGER_POWERS = new Float64Array(Math.ceil(-EXP_FLOOR / Math.LN2) + 2).map((_, e) => Math.pow(2, -e));
 
 /** e^x, fast for x ≤ 0 (the softmax case: logits minus their maximum). */
@@ -24,7 +25,7 @@ export function expNonPositive(x: number): number {
   const r = x - steps * LN2_OVER_64_HI - steps * LN2_OVER_64_LO;
   const poly = 1 + r * (1 + r * (0.5 + r * (1 / 6 + r * (1 / 24 + r / 120))));
   const k = -steps | 0;
-  return poly * FRACTION_POWERS[k & 63]! * INTEGER_POWERS[k >> 6]!;
+  return poly * EXP_FRACTION_POWERS[k & 63]! * INTEGER_POWERS[k >> 6]!;
 }
 
 /** Maximum of the first `length` values (-Infinity when all are -Infinity or length is 0). */

@@ -20,7 +20,7 @@ describe("AdamW", () => {
     ["rl", [0.47679283943755063, -0.9822923771374775, 1.9939354932216022]],
     ["sft", [0.47826218868857756, -0.9852667211443551, 1.9999160441753854]],
   ] as const)("matches PyTorch's AdamW with the %s settings", (mode, expected) => {
-    const optimizer = new AdamW([3], OPTIMIZER_SETTINGS[mode]);
+    const optimizer = new AdamW([3], { settings: OPTIMIZER_SETTINGS[mode] });
     const params = run(optimizer, [0.5, -1.0, 2.0]);
     expected.forEach((value, i) => expect(params[i]).toBeCloseTo(value, 6));
     expect(optimizer.stepCount).toBe(3);
@@ -48,13 +48,13 @@ describe("AdamW", () => {
   });
 
   it("continues exactly from an exported state", () => {
-    const first = new AdamW([3], OPTIMIZER_SETTINGS.rl);
+    const first = new AdamW([3], { settings: OPTIMIZER_SETTINGS.rl });
     const params = [Float32Array.from([0.5, -1.0, 2.0])];
     first.step(params, [Float32Array.from(grads[0]!)], 0.01);
-    const resumed = new AdamW([3], OPTIMIZER_SETTINGS.rl, first.exportState());
+    const resumed = new AdamW([3], { state: first.exportState() });
     for (const grad of grads.slice(1)) resumed.step(params, [Float32Array.from(grad)], 0.01);
     expect(params[0]![2]).toBeCloseTo(1.9939354932216022, 6);
-    expect(() => new AdamW([4], OPTIMIZER_SETTINGS.rl, first.exportState())).toThrow(/shapes/);
+    expect(() => new AdamW([4], { state: first.exportState() })).toThrow(/shapes/);
   });
 
   it("rejects tensors that do not match its shapes", () => {
@@ -66,7 +66,7 @@ describe("AdamW", () => {
 
 describe("AdamW (non-finite updates)", () => {
   it("refuses an update that leaves the float32 range, and a non-finite rate", () => {
-    const optimizer = new AdamW([2], OPTIMIZER_SETTINGS.sft);
+    const optimizer = new AdamW([2], { settings: OPTIMIZER_SETTINGS.sft });
     const params = [Float32Array.from([0.5, -0.5])];
     expect(() => optimizer.step(params, [Float32Array.from([1, 1])], 1e39)).toThrow(NonFiniteTrainingError);
     expect(() => optimizer.step(params, [Float32Array.from([1, 1])], Number.POSITIVE_INFINITY)).toThrow(/learning rate is not finite/);

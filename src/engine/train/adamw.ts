@@ -1,10 +1,18 @@
 /**
  * AdamW (decoupled weight decay, bias-corrected moments) exactly as PyTorch's `torch.optim.AdamW`
  * computes it, and global gradient-norm clipping as `clip_grad_norm_` (`spec/training.md` §5.5,
- * §7). Parameters and gradients are lists of Float32Array (one per tensor); the math runs in
- * double precision and is stored back as float32.
+ * §7). Parameters and gradients are lists of Float32Array (one per tensor); the arithmetic is the
+ * kernels' (`Kernels.adamwStep`, `sumOfSquares`, `scale`): doubles, stored back as float32.
  */
+import { TsKernels } from "../kernels/ts/index.js";
+import type { Kernels } from "../kernels/types.js";
 import { NonFiniteTrainingError } from "./errors.js";
+
+/** The kernels the optimizer runs on. */
+export type OptimizerKernels = Pick<Kernels, "adamwStep" | "sumOfSquares" | "scale">;
+
+/** The TypeScript reference, for callers that hold no model (tests, small tools). */
+const referenceKernels: OptimizerKernels = new TsKernels();
 
 export type TrainingMode = "rl" | "sft";
 
@@ -30,14 +38,26 @@ export interface AdamWState {
   expAvgSq: Float32Array[];
 }
 
+export interface AdamWConfig {
+  /** Default: the TypeScript reference kernels. */
+  kernels?: OptimizerKernels;
+  /** Default: RL's settings (`beginJob` switches them per job). */
+  settings?: AdamWOptions;
+  /** Moments to resume from (`exportState` of an earlier run). */
+  state?: AdamWState;
+}
+
 export class AdamW {
   private state: AdamWState;
+  private options: AdamWOptions;
+  private readonly kernels: OptimizerKernels;
 
   constructor(
     private readonly sizes: readonly number[],
-    private options: AdamWOptions = OPTIMIZER_SETTINGS.rl,
-    state?: AdamWState,
+    { kernels = referenceKernels, settings = OPTIMIZER_SETTINGS.rl, state }: AdamWConfig = {},
   ) {
+    this.kernels = kernels;
+    this.options = settings;
     if (state) {
       const matches = state.expAvg.length === sizes.length && sizes.every((size, i) => state.expAvg[i]!.length === size && state.expAvgSq[i]!.length === size);
       if (!matches) throw new RangeError("optimizer state does not match the parameter shapes");
@@ -76,28 +96,14 @@ export class AdamW {
   step(params: Float32Array[], grads: readonly Float32Array[], lr: number): void {
     if (params.length !== this.sizes.length || grads.length !== this.sizes.length) throw new RangeError("params and grads must match the optimizer's tensors");
     if (!Number.isFinite(lr)) throw new NonFiniteTrainingError(`the learning rate is not finite (${lr})`);
-    const { beta1, beta2, eps, weightDecay } = this.options;
     this.state.step++;
     const step = this.state.step;
-    const stepSize = lr / (1 - beta1 ** step);
-    const biasCorrection2Sqrt = Math.sqrt(1 - beta2 ** step);
-    const decay = 1 - lr * weightDecay;
     for (let i = 0; i < params.length; i++) {
       const param = params[i]!;
       const grad = grads[i]!;
-      const m = this.state.expAvg[i]!;
-      const v = this.state.expAvgSq[i]!;
       if (param.length !== this.sizes[i] || grad.length !== this.sizes[i]) throw new RangeError(`tensor ${i} has the wrong size`);
-      for (let j = 0; j < param.length; j++) {
-        const g = grad[j]!;
-        const mj = beta1 * m[j]! + (1 - beta1) * g;
-        const vj = beta2 * v[j]! + (1 - beta2) * g * g;
-        m[j] = mj;
-        v[j] = vj;
-        const updated = Math.fround(param[j]! * decay - (stepSize * mj) / (Math.sqrt(vj) / biasCorrection2Sqrt + eps));
-        if (!Number.isFinite(updated)) throw new NonFiniteTrainingError(`the updated weights are not finite (${updated}) at learning rate ${lr}`);
-        param[j] = updated;
-      }
+      const nonFinite = this.kernels.adamwStep({ params: param, grads: grad, expAvg: this.state.expAvg[i]!, expAvgSq: this.state.expAvgSq[i]!, lr, step, ...this.options });
+      if (nonFinite > 0) throw new NonFiniteTrainingError(`${nonFinite} updated weights are not finite at learning rate ${lr}`);
     }
   }
 
@@ -116,14 +122,12 @@ function emptyState(sizes: readonly number[]): AdamWState {
  * maxNorm / (norm + 1e-6), applied only when below 1). Returns the norm before clipping, which is
  * the `grad_norm` metric. A non-finite norm is an error: stepping on it would destroy the weights.
  */
-export function clipGradNorm(grads: Float32Array[], maxNorm: number): number {
+export function clipGradNorm(grads: Float32Array[], maxNorm: number, kernels: OptimizerKernels = referenceKernels): number {
   let sumSquares = 0;
-  for (const grad of grads) for (let j = 0; j < grad.length; j++) sumSquares += grad[j]! * grad[j]!;
+  for (const grad of grads) sumSquares += kernels.sumOfSquares(grad);
   const norm = Math.sqrt(sumSquares);
   if (!Number.isFinite(norm)) throw new NonFiniteTrainingError(`the gradient norm is not finite (${norm})`);
   const coefficient = maxNorm / (norm + 1e-6);
-  if (coefficient < 1) {
-    for (const grad of grads) for (let j = 0; j < grad.length; j++) grad[j] = grad[j]! * coefficient;
-  }
+  if (coefficient < 1) for (const grad of grads) kernels.scale(grad, coefficient);
   return norm;
 }

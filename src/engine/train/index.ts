@@ -21,8 +21,8 @@
  *
  * The model side: `LoraTrainer` (lora-trainer.ts) runs the forward/backward of a `Transformer`
  * with a LoRA adapter over packed rows and SFT rows and applies the steps above; `TrainingModel`
- * (transformer/) is the forward that keeps activations and the backward to the LoRA gradients;
- * `TrainingKernels` (kernels/) are the backward's numeric kernels.
+ * (transformer/) is the forward that keeps activations and the backward to the LoRA gradients,
+ * on the numeric kernels of `engine/kernels` (forward and backward side by side).
  */
 export * from "./adamw.js";
 export * from "./advantages.js";
@@ -31,8 +31,6 @@ export * from "./chat-render.js";
 export * from "./config.js";
 export * from "./errors.js";
 export * from "./importance-ratios.js";
-export * from "./kernels/select.js";
-export * from "./kernels/types.js";
 export * from "./learning-rate.js";
 export * from "./log-metrics.js";
 export * from "./lora-trainer.js";

@@ -2,8 +2,6 @@ import type { LoraAdapter } from "../lora/adapter.js";
 import type { Transformer } from "../model/transformer.js";
 import { AdamW, type AdamWState, clipGradNorm, OPTIMIZER_SETTINGS, type TrainingMode } from "./adamw.js";
 import { NonFiniteTrainingError } from "./errors.js";
-import { trainingKernelsFor } from "./kernels/select.js";
-import type { TrainingKernels } from "./kernels/types.js";
 import { rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
 import type { PackedRow } from "./packing.js";
 import { TRAINING_RANGES } from "./ranges.js";
@@ -18,8 +16,6 @@ import type { TokenScores } from "./transformer/token-logprobs.js";
 import { TrainingModel, type TrainingModelOptions } from "./transformer/training-model.js";
 
 export interface TrainerOptions extends TrainingModelOptions {
-  /** Default: the training kernels that pair with the model's forward kernels. */
-  trainingKernels?: TrainingKernels;
   /** Optimizer moments saved with a checkpoint (`exportOptimizerState`), to continue from. */
   optimizerState?: AdamWState;
 }
@@ -68,20 +64,17 @@ export class Trainer {
   private readonly optimizer: AdamW;
   private readonly gradients: ParameterGradients;
   private readonly parameters: Float32Array[];
-  private readonly training: TrainingKernels;
 
   constructor(
     readonly transformer: Transformer,
     target: TrainTarget,
     options: TrainerOptions = {},
   ) {
-    const { trainingKernels, optimizerState, ...modelOptions } = options;
-    const training = trainingKernels ?? trainingKernelsFor(transformer.kernels);
-    this.training = training;
-    this.model = new TrainingModel(transformer, training, modelOptions);
+    const { optimizerState, ...modelOptions } = options;
+    this.model = new TrainingModel(transformer, modelOptions);
     if (target === "full") {
       this.adapter = null;
-      const gradients = new ModelGradients(transformer, training);
+      const gradients = new ModelGradients(transformer);
       [this.gradients, this.parameters] = [gradients, gradients.values()];
     } else {
       const shapeKeys = ["numLayers", "hiddenSize", "intermediateSize", "numHeads", "numKvHeads", "headDim"] as const;
@@ -90,7 +83,10 @@ export class Trainer {
       this.adapter = target;
       [this.gradients, this.parameters] = [new LoraGradients(target), target.parameters()];
     }
-    this.optimizer = new AdamW(this.gradients.tensors.map((tensor) => tensor.length), OPTIMIZER_SETTINGS.rl, optimizerState);
+    this.optimizer = new AdamW(
+      this.gradients.tensors.map((tensor) => tensor.length),
+      { kernels: transformer.kernels, state: optimizerState },
+    );
   }
 
   /** Number of trained values (adapter factors, or every weight of the model). */
@@ -199,10 +195,10 @@ export class Trainer {
     if (!(learningRate > 0 && learningRate <= TRAINING_RANGES.learningRate.max)) {
       throw new NonFiniteTrainingError(`the step's learning rate ${learningRate} is outside (0, ${TRAINING_RANGES.learningRate.max}]; the weights would diverge`);
     }
-    const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm);
+    const gradNorm = clipGradNorm(this.gradients.tensors, OPTIMIZER_SETTINGS[mode].maxGradNorm, this.transformer.kernels);
     this.optimizer.beginJob(mode);
     this.optimizer.step(this.parameters, this.gradients.tensors, learningRate);
-    if (!this.adapter) this.training.syncWeights();
+    if (!this.adapter) this.transformer.kernels.syncWeights();
     return gradNorm;
   }
 

@@ -1,6 +1,10 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
 
-/** The JavaScript surface of the native addon (native/src/addon.cc); every argument is checked there. */
+/**
+ * The JavaScript surface of the native addon (native/src/addon.cc); every argument is checked there.
+ * Its methods take positional arguments (the C++ boundary); `NativeKernels` presents the `Kernels`
+ * interface over them.
+ */
 export interface KernelAddon {
   Context: new (threads: number, simd: SimdChoice) => AddonContext;
   Matrix: new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array) => AddonMatrix;
@@ -41,4 +45,11 @@ export interface AddonContext {
   siluMulBackward(dGate: Float32Array, dUp: Float32Array, dOut: Float32Array, gate: Float32Array, up: Float32Array, length: number): void;
   embedBackward(dTable: Float32Array, dOut: Float32Array, ids: Int32Array, dim: number): void;
   attentionBackward(dq: Float32Array, dKeys: Float32Array, dValues: Float32Array, dOut: Float32Array, q: Float32Array, keys: Float32Array, values: Float32Array, rows: number, start: number, heads: number, kvHeads: number, headDim: number): void;
+  /** Per row: the max, Σ exp(x − max) and Σ exp(x − max)·x, with the sampler's exp table (2^(-j/64)). */
+  tokenLogprobSums(logits: Float32Array, rows: number, vocab: number, fractionPowers: Float64Array, maxes: Float64Array, sums: Float64Array, weighted: Float64Array): void;
+  tokenLogprobsBackward(logits: Float32Array, rows: number, vocab: number, targets: Int32Array, normalizers: Float64Array, gradients: Float64Array, fractionPowers: Float64Array): void;
+  /** Returns how many updated weights are not finite. */
+  adamwStep(params: Float32Array, grads: Float32Array, expAvg: Float32Array, expAvgSq: Float32Array, beta1: number, beta2: number, eps: number, stepSize: number, biasCorrection2Sqrt: number, decay: number): number;
+  sumOfSquares(x: Float32Array): number;
+  scale(x: Float32Array, factor: number): void;
 }

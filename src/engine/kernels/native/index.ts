@@ -1,5 +1,22 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
-import type { AttentionShape, GemmOptions, Kernels, WeightMatrix } from "../types.js";
+import { EXP_FRACTION_POWERS } from "../../sampling/fast-math.js";
+import { adamwScalars, checkAdamwTensors } from "../ts/adamw.js";
+import { finishTokenLogprobs } from "../ts/token-logprobs.js";
+import type {
+  AdamWStepArgs,
+  AttentionArgs,
+  AttentionBackwardArgs,
+  GemmOptions,
+  Kernels,
+  LinearBackwardArgs,
+  LinearWeightBackwardArgs,
+  RmsNormBackwardArgs,
+  RopeArgs,
+  SiluMulBackwardArgs,
+  TokenLogprobsArgs,
+  TokenLogprobsBackwardArgs,
+  WeightMatrix,
+} from "../types.js";
 import type { AddonContext, AddonMatrix, KernelAddon, SimdChoice } from "./addon.js";
 
 export interface NativeKernelsOptions {
@@ -28,11 +45,18 @@ export class NativeMatrix implements WeightMatrix {
  * The native kernels: C++ with AVX-512 or AVX2/FMA/F16C (or portable loops) on a small persistent
  * thread pool. Weights stay f32/f16/bf16 as stored and are widened inside the matmul. One instance is
  * used by one JavaScript thread at a time; its calls block while the pool computes.
+ *
+ * The input gradient of a linear layer, dY·W, is the forward matmul against Wᵀ, packed once per
+ * weight (f32) and kept: the backward then runs on the same tiles as prefill.
  */
 export class NativeKernels implements Kernels {
   readonly name = "native";
-  /** The addon's kernel context; the native training kernels call its backward methods. */
-  readonly context: AddonContext;
+  private readonly context: AddonContext;
+  /** Wᵀ of each weight the backward has seen, packed for the forward matmul. */
+  private readonly transposed = new WeakMap<WeightMatrix, WeightMatrix>();
+  /** Row-major f32 copies of the weights full-parameter training updates (`weightValues`). */
+  private readonly values = new Map<WeightMatrix, Float32Array>();
+  private product = new Float32Array(0);
 
   constructor(
     readonly addon: KernelAddon,
@@ -55,8 +79,20 @@ export class NativeKernels implements Kernels {
     return new NativeMatrix(this, new this.addon.Matrix(rows, cols, dtype, data));
   }
 
-  embed(out: Float32Array, table: WeightMatrix, ids: ArrayLike<number>): void {
-    this.context.embed(out, this.handle(table), toInt32(ids));
+  weightValues(w: WeightMatrix): Float32Array {
+    let values = this.values.get(w);
+    if (!values) {
+      values = readValues(this.handle(w), w);
+      this.values.set(w, values);
+    }
+    return values;
+  }
+
+  syncWeights(): void {
+    for (const [w, values] of this.values) {
+      this.handle(w).write(values);
+      this.transposed.delete(w);
+    }
   }
 
   matmul(out: Float32Array, x: Float32Array, rows: number, w: WeightMatrix, bias?: Float32Array): void {
@@ -66,24 +102,21 @@ export class NativeKernels implements Kernels {
     this.context.matmul(out, x, rows, this.handle(w), bias);
   }
 
-  rmsNorm(out: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number): void {
-    this.context.rmsNorm(out, x, weight, rows, eps);
+  linearBackward({ dx, dy, rows, w, accumulate = false }: LinearBackwardArgs): void {
+    const wt = this.transposedOf(w);
+    if (!accumulate) {
+      this.matmul(dx, dy, rows, wt);
+      return;
+    }
+    const size = rows * w.cols;
+    if (this.product.length < size) this.product = new Float32Array(Math.max(size, 2 * this.product.length));
+    const product = this.product.subarray(0, size);
+    this.matmul(product, dy, rows, wt);
+    this.addInPlace(dx, product, size);
   }
 
-  rope(x: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void {
-    this.context.rope(x, rows, heads, headDim, positions, cos, sin);
-  }
-
-  attention(out: Float32Array, q: Float32Array, rows: number, keys: Float32Array, values: Float32Array, start: number, shape: AttentionShape): void {
-    this.context.attention(out, q, rows, keys, values, start, shape.heads, shape.kvHeads, shape.headDim);
-  }
-
-  siluMul(out: Float32Array, gate: Float32Array, up: Float32Array, length: number): void {
-    this.context.siluMul(out, gate, up, length);
-  }
-
-  addInPlace(x: Float32Array, y: Float32Array, length: number): void {
-    this.context.addInPlace(x, y, length);
+  linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim }: LinearWeightBackwardArgs): void {
+    this.context.linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim);
   }
 
   gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
@@ -91,11 +124,101 @@ export class NativeKernels implements Kernels {
     this.context.gemm(c, a, b, m, n, k, transposeA, transposeB, alpha, accumulate);
   }
 
+  embed(out: Float32Array, table: WeightMatrix, ids: ArrayLike<number>): void {
+    this.context.embed(out, this.handle(table), toInt32(ids));
+  }
+
+  embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void {
+    this.context.embedBackward(dTable, dOut, toInt32(ids), dim);
+  }
+
+  rmsNorm(out: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number): void {
+    this.context.rmsNorm(out, x, weight, rows, eps);
+  }
+
+  rmsNormBackward({ dx, dy, x, weight, rows, eps, accumulate = false, dWeight }: RmsNormBackwardArgs): void {
+    this.context.rmsNormBackward(dx, dy, x, weight, rows, eps, accumulate, dWeight);
+  }
+
+  rope({ x, rows, heads, headDim, positions, cos, sin }: RopeArgs): void {
+    this.context.rope(x, rows, heads, headDim, positions, cos, sin);
+  }
+
+  ropeBackward({ x, rows, heads, headDim, positions, cos, sin }: RopeArgs): void {
+    this.context.ropeBackward(x, rows, heads, headDim, positions, cos, sin);
+  }
+
+  attention({ out, q, rows, keys, values, start, shape }: AttentionArgs): void {
+    this.context.attention(out, q, rows, keys, values, start, shape.heads, shape.kvHeads, shape.headDim);
+  }
+
+  attentionBackward({ dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape }: AttentionBackwardArgs): void {
+    this.context.attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape.heads, shape.kvHeads, shape.headDim);
+  }
+
+  siluMul(out: Float32Array, gate: Float32Array, up: Float32Array, length: number): void {
+    this.context.siluMul(out, gate, up, length);
+  }
+
+  siluMulBackward({ dGate, dUp, dOut, gate, up, length }: SiluMulBackwardArgs): void {
+    this.context.siluMulBackward(dGate, dUp, dOut, gate, up, length);
+  }
+
+  addInPlace(x: Float32Array, y: Float32Array, length: number): void {
+    this.context.addInPlace(x, y, length);
+  }
+
+  tokenLogprobs(args: TokenLogprobsArgs): void {
+    const { logits, rows, vocab, normalizers, logprobs, entropies } = args;
+    // The addon leaves max, Σe and Σe·x in the outputs; the logarithm is taken in JavaScript.
+    this.context.tokenLogprobSums(logits, rows, vocab, EXP_FRACTION_POWERS, normalizers, logprobs, entropies);
+    finishTokenLogprobs(args);
+  }
+
+  tokenLogprobsBackward({ logits, rows, vocab, targets, normalizers, gradients }: TokenLogprobsBackwardArgs): void {
+    this.context.tokenLogprobsBackward(logits, rows, vocab, targets, normalizers, gradients, EXP_FRACTION_POWERS);
+  }
+
+  adamwStep(args: AdamWStepArgs): number {
+    checkAdamwTensors(args);
+    const { stepSize, biasCorrection2Sqrt, decay } = adamwScalars(args);
+    return this.context.adamwStep(args.params, args.grads, args.expAvg, args.expAvgSq, args.beta1, args.beta2, args.eps, stepSize, biasCorrection2Sqrt, decay);
+  }
+
+  sumOfSquares(x: Float32Array): number {
+    return this.context.sumOfSquares(x);
+  }
+
+  scale(x: Float32Array, factor: number): void {
+    this.context.scale(x, factor);
+  }
+
   /** The addon's matrix behind a weight of this backend. */
   handle(matrix: WeightMatrix): AddonMatrix {
     if (!(matrix instanceof NativeMatrix) || matrix.owner.addon !== this.addon) throw new TypeError("this weight matrix belongs to another kernel backend");
     return matrix.handle;
   }
+
+  private transposedOf(w: WeightMatrix): WeightMatrix {
+    let wt = this.transposed.get(w);
+    if (!wt) {
+      const values = this.values.get(w) ?? readValues(this.handle(w), w);
+      const t = new Float32Array(values.length);
+      const { rows, cols } = w;
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c]!;
+      }
+      wt = this.createMatrix(cols, rows, "F32", new Uint8Array(t.buffer));
+      this.transposed.set(w, wt);
+    }
+    return wt;
+  }
+}
+
+function readValues(handle: AddonMatrix, w: WeightMatrix): Float32Array {
+  const values = new Float32Array(w.rows * w.cols);
+  handle.read(values);
+  return values;
 }
 
 export function toInt32(ids: ArrayLike<number>): Int32Array {

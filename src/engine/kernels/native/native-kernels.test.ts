@@ -77,8 +77,8 @@ describeNative("native kernels", (addon) => {
         const q = random.uniform(rows * shape.heads * shape.headDim, 2);
         const out = new Float32Array(q.length);
         const expected = new Float32Array(q.length);
-        native.attention(out, q, rows, keys, values, start, shape);
-        reference.attention(expected, q, rows, keys, values, start, shape);
+        native.attention({ out, q, rows, keys, values, start, shape });
+        reference.attention({ out: expected, q, rows, keys, values, start, shape });
         expect(worstError(out, expected)).toBeLessThan(1e-5);
       }
     });
@@ -99,8 +99,8 @@ describeNative("native kernels", (addon) => {
       const sin = random.uniform(50 * 32, 1);
       const a = random.uniform(rows * heads * headDim, 2);
       const b = Float32Array.from(a);
-      native.rope(a, rows, heads, headDim, positions, cos, sin);
-      reference.rope(b, rows, heads, headDim, positions, cos, sin);
+      native.rope({ x: a, rows, heads, headDim, positions, cos, sin });
+      reference.rope({ x: b, rows, heads, headDim, positions, cos, sin });
       expect(worstError(a, b)).toBeLessThan(1e-6);
 
       const length = 100_003;
@@ -133,7 +133,7 @@ describeNative("native kernels", (addon) => {
       const product = new Float32Array(rows * outDim);
       kernels.matmul(product, x, rows, kernels.createMatrix(outDim, inDim, "BF16", weights));
       const attended = new Float32Array(q.length);
-      kernels.attention(attended, q, rows, keys, values, 0, shape);
+      kernels.attention({ out: attended, q, rows, keys, values, start: 0, shape });
       const normed = new Float32Array(x.length);
       kernels.rmsNorm(normed, x, long.subarray(0, inDim), rows, 1e-6);
       const silu = new Float32Array(long.length);
@@ -184,10 +184,10 @@ describeNative("native kernels", (addon) => {
       expect(() => kernels.matmul(shared.subarray(2, 4), shared.subarray(0, 3), 1, w)).toThrow(/must not overlap/);
       expect(() => kernels.rmsNorm(new Float32Array(3), new Float32Array(4), new Float32Array(2), 2, 1e-6)).toThrow(/rmsNorm: output holds 3 values/);
       expect(() => kernels.siluMul(new Float32Array(3), new Float32Array(4), new Float32Array(4), 4)).toThrow(/siluMul: output holds 3/);
-      expect(() => kernels.attention(new Float32Array(4), new Float32Array(4), 1, new Float32Array(2), new Float32Array(4), 1, { heads: 1, kvHeads: 1, headDim: 4 })).toThrow(
+      expect(() => kernels.attention({ out: new Float32Array(4), q: new Float32Array(4), rows: 1, keys: new Float32Array(2), values: new Float32Array(4), start: 1, shape: { heads: 1, kvHeads: 1, headDim: 4 } })).toThrow(
         /attention: the cache holds fewer than 2 positions/,
       );
-      expect(() => kernels.rope(new Float32Array(4), 1, 1, 4, Int32Array.of(3), new Float32Array(6), new Float32Array(6))).toThrow(/rope: no table entry for position 3/);
+      expect(() => kernels.rope({ x: new Float32Array(4), rows: 1, heads: 1, headDim: 4, positions: Int32Array.of(3), cos: new Float32Array(6), sin: new Float32Array(6) })).toThrow(/rope: no table entry for position 3/);
     });
 
     it("refuses foreign matrices, bad ids and wrongly sized weights", () => {

@@ -1,7 +1,7 @@
 import type { GemmOptions } from "../types.js";
 
 /**
- * c (+)= alpha · op(a)·op(b) (see `TrainingKernels.gemm`), summed in doubles (`scratch`, at least
+ * c (+)= alpha · op(a)·op(b) (see `Kernels.gemm`), summed in doubles (`scratch`, at least
  * m·n entries). Loop orders keep the innermost loop on contiguous memory for every transpose case.
  */
 export function gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions, scratch: Float64Array): void {

@@ -1,52 +1,138 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
-import type { AttentionShape, GemmOptions, Kernels, WeightMatrix } from "../types.js";
-import { attention } from "./attention.js";
-import { addInPlace, embed, rmsNorm, rope, siluMul } from "./elementwise.js";
+import type {
+  AdamWStepArgs,
+  AttentionArgs,
+  AttentionBackwardArgs,
+  GemmOptions,
+  Kernels,
+  LinearBackwardArgs,
+  LinearWeightBackwardArgs,
+  RmsNormBackwardArgs,
+  RopeArgs,
+  SiluMulBackwardArgs,
+  TokenLogprobsArgs,
+  TokenLogprobsBackwardArgs,
+  WeightMatrix,
+} from "../types.js";
+import { adamwStep } from "./adamw.js";
+import { attention, attentionBackward, attentionBackwardScratchSize } from "./attention.js";
+import { embed, embedBackward } from "./embedding.js";
 import { gemm } from "./gemm.js";
-import { matmul } from "./matmul.js";
+import { scale, sumOfSquares } from "./grad-norm.js";
+import { linearBackward, linearWeightBackward, matmul } from "./linear.js";
 import { asF32Matrix, F32Matrix } from "./matrix.js";
+import { addInPlace } from "./residual.js";
+import { rmsNorm, rmsNormBackward } from "./rms-norm.js";
+import { rope, ropeBackward } from "./rope.js";
+import { siluMul, siluMulBackward } from "./silu-mul.js";
+import { tokenLogprobs, tokenLogprobsBackward } from "./token-logprobs.js";
 
 /** The plain TypeScript reference kernels: single-threaded, f32 storage, f64 accumulation. */
 export class TsKernels implements Kernels {
   readonly name = "ts";
-  private scores = new Float64Array(256);
-  private sums = new Float64Array(256);
+  private scratch = new Float64Array(1024);
+  /** Transposed copies of dy and x for `linearWeightBackward`. */
+  private transposed = new Float32Array(0);
 
   createMatrix(rows: number, cols: number, dtype: FloatDType, data: Uint8Array): WeightMatrix {
     return F32Matrix.fromStored(rows, cols, dtype, data);
   }
 
-  embed(out: Float32Array, table: WeightMatrix, ids: ArrayLike<number>): void {
-    embed(out, asF32Matrix(table), ids);
+  weightValues(w: WeightMatrix): Float32Array {
+    return asF32Matrix(w).data;
+  }
+
+  syncWeights(): void {
+    // weightValues are the very arrays these kernels read.
   }
 
   matmul(out: Float32Array, x: Float32Array, rows: number, w: WeightMatrix, bias?: Float32Array): void {
     matmul(out, x, rows, asF32Matrix(w), bias);
   }
 
+  linearBackward(args: LinearBackwardArgs): void {
+    const matrix = asF32Matrix(args.w);
+    linearBackward(args, matrix, this.ensureScratch(4 * matrix.cols));
+  }
+
+  linearWeightBackward(args: LinearWeightBackwardArgs): void {
+    const { rows, outDim, inDim } = args;
+    const size = rows * (outDim + inDim);
+    if (this.transposed.length < size) this.transposed = new Float32Array(Math.max(size, 2 * this.transposed.length));
+    linearWeightBackward(args, this.transposed.subarray(0, rows * outDim), this.transposed.subarray(rows * outDim, size));
+  }
+
+  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
+    gemm(c, a, b, m, n, k, options, this.ensureScratch(m * n));
+  }
+
+  embed(out: Float32Array, table: WeightMatrix, ids: ArrayLike<number>): void {
+    embed(out, asF32Matrix(table), ids);
+  }
+
+  embedBackward(dTable: Float32Array, dOut: Float32Array, ids: ArrayLike<number>, dim: number): void {
+    embedBackward(dTable, dOut, ids, dim);
+  }
+
   rmsNorm(out: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number): void {
     rmsNorm(out, x, weight, rows, eps);
   }
 
-  rope(x: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void {
-    rope(x, rows, heads, headDim, positions, cos, sin);
+  rmsNormBackward(args: RmsNormBackwardArgs): void {
+    rmsNormBackward(args);
   }
 
-  attention(out: Float32Array, q: Float32Array, rows: number, keys: Float32Array, values: Float32Array, start: number, shape: AttentionShape): void {
-    if (this.scores.length < start + rows) this.scores = new Float64Array(Math.max(start + rows, this.scores.length * 2));
-    attention(out, q, rows, keys, values, start, shape, this.scores);
+  rope(args: RopeArgs): void {
+    rope(args);
+  }
+
+  ropeBackward(args: RopeArgs): void {
+    ropeBackward(args);
+  }
+
+  attention(args: AttentionArgs): void {
+    attention(args, this.ensureScratch(args.start + args.rows));
+  }
+
+  attentionBackward(args: AttentionBackwardArgs): void {
+    attentionBackward(args, this.ensureScratch(attentionBackwardScratchSize(args.start + args.rows, args.shape.headDim)));
   }
 
   siluMul(out: Float32Array, gate: Float32Array, up: Float32Array, length: number): void {
     siluMul(out, gate, up, length);
   }
 
+  siluMulBackward(args: SiluMulBackwardArgs): void {
+    siluMulBackward(args);
+  }
+
   addInPlace(x: Float32Array, y: Float32Array, length: number): void {
     addInPlace(x, y, length);
   }
 
-  gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
-    if (this.sums.length < m * n) this.sums = new Float64Array(Math.max(m * n, 2 * this.sums.length));
-    gemm(c, a, b, m, n, k, options, this.sums);
+  tokenLogprobs(args: TokenLogprobsArgs): void {
+    tokenLogprobs(args);
+  }
+
+  tokenLogprobsBackward(args: TokenLogprobsBackwardArgs): void {
+    tokenLogprobsBackward(args);
+  }
+
+  adamwStep(args: AdamWStepArgs): number {
+    return adamwStep(args);
+  }
+
+  sumOfSquares(x: Float32Array): number {
+    return sumOfSquares(x);
+  }
+
+  scale(x: Float32Array, factor: number): void {
+    scale(x, factor);
+  }
+
+  /** One scratch buffer for the kernels that sum in doubles (each call uses it only while it runs). */
+  private ensureScratch(size: number): Float64Array {
+    if (this.scratch.length < size) this.scratch = new Float64Array(Math.max(size, 2 * this.scratch.length));
+    return this.scratch;
   }
 }

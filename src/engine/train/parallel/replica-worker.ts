@@ -1,7 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { TsKernels } from "../../kernels/ts/index.js";
 import { loadModel } from "../../model/load.js";
-import { TsTrainingKernels } from "../kernels/ts/index.js";
 import { Trainer } from "../trainer.js";
 import { modelParameters } from "../transformer/model-gradients.js";
 import type { FromReplica, ReplicaInit, ToReplica } from "./protocol.js";
@@ -16,11 +15,9 @@ const post = (message: FromReplica, transfer: ArrayBuffer[] = []) => port.postMe
 const init = workerData as ReplicaInit;
 
 let trainer: Trainer;
-let training: TsTrainingKernels;
 try {
   const model = loadModel(init.dir, { kernels: new TsKernels() });
-  training = new TsTrainingKernels();
-  trainer = new Trainer(model.transformer, "full", { trainingKernels: training });
+  trainer = new Trainer(model.transformer, "full");
   post({ type: "ready", parameterCount: trainer.parameterCount });
 } catch (error) {
   post({ type: "load-failed", message: (error as Error).message });
@@ -37,7 +34,7 @@ port.on("message", (message: ToReplica) => {
       trainer.gradientTensors.forEach((tensor, i) => tensor.set(message.gradients[i]!));
       post({ type: "stepped", gradNorm: trainer.applyGradients("sft", message.learningRate) });
     } else if (message.type === "parameters") {
-      post({ type: "parameters", parameters: modelParameters(trainer.transformer, training).map(({ name, shape, values }) => ({ name, shape, values: values.slice() })) });
+      post({ type: "parameters", parameters: modelParameters(trainer.transformer).map(({ name, shape, values }) => ({ name, shape, values: values.slice() })) });
     } else {
       port.close();
     }

@@ -3,7 +3,6 @@ import { type GradientProblem, perTensorDirections, rlProblem, sftProblem, worst
 import { randomizeAdapter } from "../../../testing/lora.js";
 import { loadTinyModel } from "../../../testing/models.js";
 import { createLoraAdapter } from "../../lora/init.js";
-import { TsTrainingKernels } from "../kernels/ts/index.js";
 import { LoraGradients } from "./lora-gradients.js";
 import { TrainingModel } from "./training-model.js";
 
@@ -11,7 +10,7 @@ const ARCHITECTURES = ["llama", "qwen2", "qwen3"] as const;
 
 describe.each(ARCHITECTURES)("LoRA gradients on %s", (architecture) => {
   const loaded = loadTinyModel(architecture);
-  const model = new TrainingModel(loaded.transformer, new TsTrainingKernels());
+  const model = new TrainingModel(loaded.transformer);
   const adapter = randomizeAdapter(createLoraAdapter(loaded.config, { seed: 11 }), 12);
   const parameters = adapter.parameters();
 
@@ -43,7 +42,7 @@ describe.each(ARCHITECTURES)("LoRA gradients on %s", (architecture) => {
   it("are the same when activations are recomputed instead of kept", () => {
     const problem = rlProblem(model, adapter);
     const kept = analytic(problem).gradients;
-    const recomputing = new TrainingModel(loaded.transformer, new TsTrainingKernels(), { activationBudgetBytes: 0, logitsChunkRows: 3 });
+    const recomputing = new TrainingModel(loaded.transformer, { activationBudgetBytes: 0, logitsChunkRows: 3 });
     const scores = recomputing.forward(problem.sequence, adapter, problem, true);
     const gradients = new LoraGradients(adapter);
     recomputing.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);

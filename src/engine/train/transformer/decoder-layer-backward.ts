@@ -6,7 +6,6 @@ import type { LayerActivations } from "../../model/layer-activations.js";
 import type { RopeTable } from "../../model/rope.js";
 import { LINEAR_NAMES, type LinearName } from "../../model/types.js";
 import type { LayerWeights, Linear } from "../../model/weights.js";
-import type { TrainingKernels } from "../kernels/types.js";
 import type { GradientBuffers } from "./activations.js";
 import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
 import type { PackedAttention } from "./packed-attention.js";
@@ -16,6 +15,34 @@ import type { AttentionSpan } from "./sequence.js";
 export interface PassLayout extends LayerPass {
   spans: readonly AttentionSpan[];
   adapter: LoraAdapter | null;
+}
+
+/** One layer's backward: its forward's inputs and activations, and where the gradients go. */
+export interface LayerBackwardArgs {
+  layer: number;
+  weights: LayerWeights;
+  pass: PassLayout;
+  /** What the forward kept. */
+  acts: LayerActivations;
+  /** The layer's input hidden states. */
+  input: Float32Array;
+  /** dLoss/d(output) on entry, dLoss/d(input) on return. */
+  dHidden: Float32Array;
+  /** Scratch for the intermediate gradients. */
+  grads: GradientBuffers;
+  /** Where parameter gradients are added: the adapter's factors, or every weight (full-parameter). */
+  gradients: ParameterGradients;
+}
+
+/** One linear layer inside a layer's backward: y = x Wᵀ (+ b), plus its adapter when it has one. */
+interface LinearBackwardStep {
+  /** Written, or added to with `accumulate`. */
+  dx: Float32Array;
+  dy: Float32Array;
+  x: Float32Array;
+  linear: Linear;
+  name: LinearName;
+  accumulate: boolean;
 }
 
 /**
@@ -29,71 +56,78 @@ export interface PassLayout extends LayerPass {
  * with `ModelGradients` (full-parameter training) every weight, bias and norm weight gets its own.
  */
 export class DecoderLayerBackward {
-  private readonly queryWidth: number;
   private readonly kvWidth: number;
 
   constructor(
     private readonly config: ModelConfig,
     private readonly kernels: Kernels,
-    private readonly training: TrainingKernels,
     private readonly rope: RopeTable,
     private readonly attention: PackedAttention,
   ) {
-    this.queryWidth = config.numHeads * config.headDim;
     this.kvWidth = config.numKvHeads * config.headDim;
   }
 
-  /**
-   * dHidden holds dLoss/d(output) on entry and dLoss/d(input) on return; the parameter gradients
-   * (the adapter's factors, or the layer's weights) are added into `gradients`.
-   */
-  backward(layer: number, weights: LayerWeights, pass: PassLayout, acts: LayerActivations, input: Float32Array, dHidden: Float32Array, grads: GradientBuffers, gradients: ParameterGradients): void {
-    const { training, config } = this;
+  /** Walks the layer back: dHidden becomes dLoss/d(input); parameter gradients are added into `gradients`. */
+  backward(args: LayerBackwardArgs): void {
+    const { kernels, config } = this;
+    const { weights, pass, acts, input, dHidden, grads, gradients } = args;
     const { rows, positions } = pass;
     const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
+    const { cos, sin } = this.rope;
     const eps = config.rmsNormEps;
     // A norm weight's gradient, when the weights themselves train.
     const full = gradients instanceof ModelGradients ? gradients : undefined;
     const normGradient = (weight: Float32Array) => full?.of(weight);
+    const linear = (step: LinearBackwardStep) => this.linearBackward(args, step);
 
     // MLP half: out = m + down(silu(g)·u).
-    this.linearBackward(grads.activated, dHidden, acts.activated, weights.down, layer, "down_proj", pass, acts, grads, gradients, false);
-    training.siluMulBackward(grads.gate, grads.up, grads.activated, acts.gate, acts.up, rows * config.intermediateSize);
-    this.linearBackward(grads.normed, grads.gate, acts.normedMlp, weights.gate, layer, "gate_proj", pass, acts, grads, gradients, false);
-    this.linearBackward(grads.normed, grads.up, acts.normedMlp, weights.up, layer, "up_proj", pass, acts, grads, gradients, true);
-    training.rmsNormBackward(dHidden, grads.normed, acts.hiddenMid, weights.postAttentionNorm, rows, eps, true, normGradient(weights.postAttentionNorm));
+    linear({ dx: grads.activated, dy: dHidden, x: acts.activated, linear: weights.down, name: "down_proj", accumulate: false });
+    kernels.siluMulBackward({ dGate: grads.gate, dUp: grads.up, dOut: grads.activated, gate: acts.gate, up: acts.up, length: rows * config.intermediateSize });
+    linear({ dx: grads.normed, dy: grads.gate, x: acts.normedMlp, linear: weights.gate, name: "gate_proj", accumulate: false });
+    linear({ dx: grads.normed, dy: grads.up, x: acts.normedMlp, linear: weights.up, name: "up_proj", accumulate: true });
+    const postNorm = weights.postAttentionNorm;
+    kernels.rmsNormBackward({ dx: dHidden, dy: grads.normed, x: acts.hiddenMid, weight: postNorm, rows, eps, accumulate: true, dWeight: normGradient(postNorm) });
 
     // Attention half: m = x + o_proj(attention(...)).
-    this.linearBackward(grads.attended, dHidden, acts.attended, weights.o, layer, "o_proj", pass, acts, grads, gradients, false);
+    linear({ dx: grads.attended, dy: dHidden, x: acts.attended, linear: weights.o, name: "o_proj", accumulate: false });
     grads.keysRoped.fill(0, 0, rows * this.kvWidth);
     grads.values.fill(0, 0, rows * this.kvWidth);
-    this.attention.backward(grads.queriesRoped, grads.keysRoped, grads.values, grads.attended, acts.queriesRoped, acts.keysRoped, acts.values, pass.spans);
-    training.ropeBackward(grads.queriesRoped, rows, heads, headDim, positions, this.rope.cos, this.rope.sin);
-    training.ropeBackward(grads.keysRoped, rows, kvHeads, headDim, positions, this.rope.cos, this.rope.sin);
+    this.attention.backward({
+      dq: grads.queriesRoped,
+      dKeys: grads.keysRoped,
+      dValues: grads.values,
+      dOut: grads.attended,
+      q: acts.queriesRoped,
+      keys: acts.keysRoped,
+      values: acts.values,
+      spans: pass.spans,
+    });
+    kernels.ropeBackward({ x: grads.queriesRoped, rows, heads, headDim, positions, cos, sin });
+    kernels.ropeBackward({ x: grads.keysRoped, rows, heads: kvHeads, headDim, positions, cos, sin });
     let dQueries = grads.queriesRoped;
     let dKeys = grads.keysRoped;
     if (weights.qNorm && weights.kNorm) {
-      training.rmsNormBackward(grads.queries, grads.queriesRoped, acts.queries, weights.qNorm, rows * heads, eps, false, normGradient(weights.qNorm));
-      training.rmsNormBackward(grads.keys, grads.keysRoped, acts.keys, weights.kNorm, rows * kvHeads, eps, false, normGradient(weights.kNorm));
+      kernels.rmsNormBackward({ dx: grads.queries, dy: grads.queriesRoped, x: acts.queries, weight: weights.qNorm, rows: rows * heads, eps, dWeight: normGradient(weights.qNorm) });
+      kernels.rmsNormBackward({ dx: grads.keys, dy: grads.keysRoped, x: acts.keys, weight: weights.kNorm, rows: rows * kvHeads, eps, dWeight: normGradient(weights.kNorm) });
       [dQueries, dKeys] = [grads.queries, grads.keys];
     }
-    this.linearBackward(grads.normed, dQueries, acts.normedAttention, weights.q, layer, "q_proj", pass, acts, grads, gradients, false);
-    this.linearBackward(grads.normed, dKeys, acts.normedAttention, weights.k, layer, "k_proj", pass, acts, grads, gradients, true);
-    this.linearBackward(grads.normed, grads.values, acts.normedAttention, weights.v, layer, "v_proj", pass, acts, grads, gradients, true);
-    training.rmsNormBackward(dHidden, grads.normed, input, weights.inputNorm, rows, eps, true, normGradient(weights.inputNorm));
+    linear({ dx: grads.normed, dy: dQueries, x: acts.normedAttention, linear: weights.q, name: "q_proj", accumulate: false });
+    linear({ dx: grads.normed, dy: dKeys, x: acts.normedAttention, linear: weights.k, name: "k_proj", accumulate: true });
+    linear({ dx: grads.normed, dy: grads.values, x: acts.normedAttention, linear: weights.v, name: "v_proj", accumulate: true });
+    kernels.rmsNormBackward({ dx: dHidden, dy: grads.normed, x: input, weight: weights.inputNorm, rows, eps, accumulate: true, dWeight: normGradient(weights.inputNorm) });
   }
 
   /**
    * dx (+)= dy·W + dy·(scale·B·A) and, for an adapted layer with t = x Aᵀ:
    * dB += scale·dyᵀ t, dt = scale·dy B, dA += dtᵀ x. Full-parameter: dW += dyᵀ x, db += Σ dy.
    */
-  private linearBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, linear: Linear, layer: number, name: LinearName, pass: PassLayout, acts: LayerActivations, grads: GradientBuffers, gradients: ParameterGradients, accumulate: boolean): void {
-    const { training, kernels } = this;
+  private linearBackward({ layer, pass, acts, grads, gradients }: LayerBackwardArgs, { dx, dy, x, linear, name, accumulate }: LinearBackwardStep): void {
+    const { kernels } = this;
     const rows = pass.rows;
-    training.linearBackward(dx, dy, rows, linear.weight, accumulate);
+    kernels.linearBackward({ dx, dy, rows, w: linear.weight, accumulate });
     if (gradients instanceof ModelGradients) {
       const { rows: outDim, cols: inDim } = linear.weight;
-      training.linearWeightBackward(gradients.matrix(linear.weight), linear.bias && gradients.of(linear.bias), dy, x, rows, outDim, inDim);
+      kernels.linearWeightBackward({ dWeight: gradients.matrix(linear.weight), dBias: linear.bias && gradients.of(linear.bias), dy, x, rows, outDim, inDim });
       return;
     }
     const adapter = pass.adapter;

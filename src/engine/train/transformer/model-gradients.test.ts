@@ -3,7 +3,6 @@ import { type GradientProblem, perTensorDirections, rlProblem, sftProblem, worst
 import { randomizeAdapter } from "../../../testing/lora.js";
 import { loadTinyModel } from "../../../testing/models.js";
 import { createLoraAdapter } from "../../lora/init.js";
-import { TsTrainingKernels } from "../kernels/ts/index.js";
 import { ModelGradients, modelParameters } from "./model-gradients.js";
 import { TrainingModel } from "./training-model.js";
 
@@ -11,12 +10,11 @@ const ARCHITECTURES = ["llama", "qwen2", "qwen3"] as const;
 
 describe.each(ARCHITECTURES)("full-parameter gradients on %s", (architecture) => {
   const loaded = loadTinyModel(architecture);
-  const training = new TsTrainingKernels();
-  const model = new TrainingModel(loaded.transformer, training);
+  const model = new TrainingModel(loaded.transformer);
 
   function analytic(problem: GradientProblem, trainer = model): { gradients: ModelGradients; detached: Float64Array } {
     const scores = trainer.forward(problem.sequence, null, problem, true);
-    const gradients = new ModelGradients(loaded.transformer, training);
+    const gradients = new ModelGradients(loaded.transformer);
     trainer.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);
     return { gradients, detached: scores.logprobs };
   }
@@ -47,43 +45,42 @@ describe.each(ARCHITECTURES)("full-parameter gradients on %s", (architecture) =>
   it("are the same when activations are recomputed instead of kept, and close when lm_head runs in chunks", () => {
     const problem = rlProblem(model, null);
     const kept = analytic(problem).gradients;
-    const recomputed = analytic(problem, new TrainingModel(loaded.transformer, training, { activationBudgetBytes: 0 })).gradients;
+    const recomputed = analytic(problem, new TrainingModel(loaded.transformer, { activationBudgetBytes: 0 })).gradients;
     expect(recomputed.tensors.every((tensor, i) => tensor.every((value, j) => value === kept.tensors[i]![j]))).toBe(true);
     // Chunks of lm_head rows add their weight gradients separately: only float rounding differs.
-    const chunked = analytic(problem, new TrainingModel(loaded.transformer, training, { logitsChunkRows: 3 })).gradients;
+    const chunked = analytic(problem, new TrainingModel(loaded.transformer, { logitsChunkRows: 3 })).gradients;
     let worst = 0;
     chunked.tensors.forEach((tensor, i) => tensor.forEach((value, j) => (worst = Math.max(worst, Math.abs(value - kept.tensors[i]![j]!)))));
     expect(worst).toBeLessThan(1e-6);
   });
 
   it("names every tensor of the checkpoint once, a tied lm_head as the embedding", () => {
-    const names = modelParameters(loaded.transformer, training).map((parameter) => parameter.name);
+    const names = modelParameters(loaded.transformer).map((parameter) => parameter.name);
     expect(new Set(names).size).toBe(names.length);
     expect(names.includes("lm_head.weight")).toBe(!loaded.config.tieWordEmbeddings);
     expect(names.some((name) => name.endsWith("q_proj.bias"))).toBe(architecture === "qwen2");
     expect(names.some((name) => name.endsWith("q_norm.weight"))).toBe(architecture === "qwen3");
-    const count = modelParameters(loaded.transformer, training).reduce((sum, parameter) => sum + parameter.values.length, 0);
+    const count = modelParameters(loaded.transformer).reduce((sum, parameter) => sum + parameter.values.length, 0);
     expect(count).toBeGreaterThan(loaded.config.vocabSize * loaded.config.hiddenSize);
   });
 });
 
 describe("full-parameter backward", () => {
   const loaded = loadTinyModel("qwen2");
-  const training = new TsTrainingKernels();
-  const model = new TrainingModel(loaded.transformer, training);
+  const model = new TrainingModel(loaded.transformer);
   const problem = sftProblem([12, 300, 45, 99, 7, 560]);
 
   it("refuses a forward that ran with an adapter, and gradients of another model", () => {
     const adapter = randomizeAdapter(createLoraAdapter(loaded.config, { seed: 1 }), 2);
     model.forward(problem.sequence, adapter, problem, true);
-    expect(() => model.backward(new Float64Array(problem.mask.length), new ModelGradients(loaded.transformer, training))).toThrow(/without adapter/);
+    expect(() => model.backward(new Float64Array(problem.mask.length), new ModelGradients(loaded.transformer))).toThrow(/without adapter/);
     const other = loadTinyModel("qwen2", { seed: 5 });
     model.forward(problem.sequence, null, problem, true);
-    expect(() => model.backward(new Float64Array(problem.mask.length), new ModelGradients(other.transformer, training))).toThrow(/another model/);
+    expect(() => model.backward(new Float64Array(problem.mask.length), new ModelGradients(other.transformer))).toThrow(/another model/);
   });
 
   it("adds up over calls until zeroed", () => {
-    const gradients = new ModelGradients(loaded.transformer, training);
+    const gradients = new ModelGradients(loaded.transformer);
     const once = () => {
       const scores = model.forward(problem.sequence, null, problem, true);
       model.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);

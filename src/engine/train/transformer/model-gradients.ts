@@ -1,6 +1,5 @@
 import type { WeightMatrix } from "../../kernels/types.js";
 import type { Transformer } from "../../model/transformer.js";
-import type { TrainingKernels } from "../kernels/types.js";
 import type { LoraGradients } from "./lora-gradients.js";
 
 /** One trainable tensor of a model under its Hugging Face name, as a live view of the weights the forward uses. */
@@ -16,10 +15,11 @@ export interface NamedParameter {
  * it is tied to the embedding (then it is the same tensor, listed once). Writing `values` changes
  * the model.
  */
-export function modelParameters(transformer: Transformer, training: TrainingKernels): NamedParameter[] {
+export function modelParameters(transformer: Transformer): NamedParameter[] {
+  const { kernels } = transformer;
   const { weights } = transformer;
   const parameters: NamedParameter[] = [];
-  const matrix = (name: string, w: WeightMatrix) => parameters.push({ name, shape: [w.rows, w.cols], values: training.weightValues(w) });
+  const matrix = (name: string, w: WeightMatrix) => parameters.push({ name, shape: [w.rows, w.cols], values: kernels.weightValues(w) });
   const vector = (name: string, values: Float32Array) => parameters.push({ name, shape: [values.length], values });
   matrix("model.embed_tokens.weight", weights.embedTokens);
   weights.layers.forEach((layer, index) => {
@@ -57,9 +57,8 @@ export class ModelGradients {
 
   constructor(
     readonly transformer: Transformer,
-    private readonly training: TrainingKernels,
   ) {
-    this.parameters = modelParameters(transformer, training);
+    this.parameters = modelParameters(transformer);
     this.tensors = this.parameters.map(({ values }) => {
       const gradient = new Float32Array(values.length);
       this.byValues.set(values, gradient);
@@ -81,7 +80,7 @@ export class ModelGradients {
 
   /** The gradient of a weight matrix. */
   matrix(weight: WeightMatrix): Float32Array {
-    return this.of(this.training.weightValues(weight));
+    return this.of(this.transformer.kernels.weightValues(weight));
   }
 
   zero(): void {

@@ -1,6 +1,19 @@
 import type { AttentionShape, Kernels } from "../../kernels/types.js";
-import type { TrainingKernels } from "../kernels/types.js";
 import type { AttentionSpan } from "./sequence.js";
+
+/** The whole packed row's tensors, laid out as `Kernels.attentionBackward` takes one span's. */
+export interface PackedAttentionBackwardArgs {
+  /** Written. */
+  dq: Float32Array;
+  /** Added to (the caller zeroes them once per layer). */
+  dKeys: Float32Array;
+  dValues: Float32Array;
+  dOut: Float32Array;
+  q: Float32Array;
+  keys: Float32Array;
+  values: Float32Array;
+  spans: readonly AttentionSpan[];
+}
 
 /**
  * Attention over a packed row, span by span (`attentionSpans`): a span without context runs the
@@ -16,7 +29,6 @@ export class PackedAttention {
 
   constructor(
     private readonly kernels: Kernels,
-    private readonly training: TrainingKernels,
     private readonly shape: AttentionShape,
   ) {}
 
@@ -28,16 +40,18 @@ export class PackedAttention {
       const queries = q.subarray(span.start * qWidth, span.end * qWidth);
       const output = out.subarray(span.start * qWidth, span.end * qWidth);
       if (span.contextLength === 0) {
-        this.kernels.attention(output, queries, rows, keys.subarray(span.start * kvWidth, span.end * kvWidth), values.subarray(span.start * kvWidth, span.end * kvWidth), 0, this.shape);
+        const [from, to] = [span.start * kvWidth, span.end * kvWidth];
+        this.kernels.attention({ out: output, q: queries, rows, keys: keys.subarray(from, to), values: values.subarray(from, to), start: 0, shape: this.shape });
         continue;
       }
       const [k, v] = this.gather(span, keys, values, kvWidth);
-      this.kernels.attention(output, queries, rows, k, v, span.contextLength, this.shape);
+      this.kernels.attention({ out: output, q: queries, rows, keys: k, values: v, start: span.contextLength, shape: this.shape });
     }
   }
 
-  /** Writes dq and adds into dKeys/dValues (which the caller zeroes once per layer). */
-  backward(dq: Float32Array, dKeys: Float32Array, dValues: Float32Array, dOut: Float32Array, q: Float32Array, keys: Float32Array, values: Float32Array, spans: readonly AttentionSpan[]): void {
+  /** Writes dq and adds into dKeys/dValues. */
+  backward(args: PackedAttentionBackwardArgs): void {
+    const { dq, dKeys, dValues, dOut, q, keys, values, spans } = args;
     const qWidth = this.shape.heads * this.shape.headDim;
     const kvWidth = this.shape.kvHeads * this.shape.headDim;
     for (const span of spans) {
@@ -45,7 +59,18 @@ export class PackedAttention {
       const [qFrom, qTo] = [span.start * qWidth, span.end * qWidth];
       if (span.contextLength === 0) {
         const [from, to] = [span.start * kvWidth, span.end * kvWidth];
-        this.training.attentionBackward(dq.subarray(qFrom, qTo), dKeys.subarray(from, to), dValues.subarray(from, to), dOut.subarray(qFrom, qTo), q.subarray(qFrom, qTo), keys.subarray(from, to), values.subarray(from, to), rows, 0, this.shape);
+        this.kernels.attentionBackward({
+          dq: dq.subarray(qFrom, qTo),
+          dKeys: dKeys.subarray(from, to),
+          dValues: dValues.subarray(from, to),
+          dOut: dOut.subarray(qFrom, qTo),
+          q: q.subarray(qFrom, qTo),
+          keys: keys.subarray(from, to),
+          values: values.subarray(from, to),
+          rows,
+          start: 0,
+          shape: this.shape,
+        });
         continue;
       }
       const [k, v] = this.gather(span, keys, values, kvWidth);
@@ -56,7 +81,18 @@ export class PackedAttention {
       }
       this.dKeys.fill(0, 0, size);
       this.dValues.fill(0, 0, size);
-      this.training.attentionBackward(dq.subarray(qFrom, qTo), this.dKeys, this.dValues, dOut.subarray(qFrom, qTo), q.subarray(qFrom, qTo), k, v, rows, span.contextLength, this.shape);
+      this.kernels.attentionBackward({
+        dq: dq.subarray(qFrom, qTo),
+        dKeys: this.dKeys,
+        dValues: this.dValues,
+        dOut: dOut.subarray(qFrom, qTo),
+        q: q.subarray(qFrom, qTo),
+        keys: k,
+        values: v,
+        rows,
+        start: span.contextLength,
+        shape: this.shape,
+      });
       // Scatter back: context positions collect the gradients of every span that reads them.
       let at = 0;
       for (const range of [...span.context, span]) {

@@ -1,7 +1,5 @@
 import type { Kernels } from "../../kernels/types.js";
 import type { ModelWeights } from "../../model/weights.js";
-import { expNonPositive, maxOf } from "../../sampling/fast-math.js";
-import type { TrainingKernels } from "../kernels/types.js";
 import type { ModelGradients } from "./model-gradients.js";
 
 /** ℓ and H per position, prediction layout; NaN where not computed. */
@@ -10,16 +8,31 @@ export interface TokenScores {
   entropies: Float64Array;
 }
 
+export interface TokenScorerOptions {
+  kernels: Kernels;
+  weights: ModelWeights;
+  /** The final norm's epsilon. */
+  eps: number;
+  hidden: number;
+  vocab: number;
+  /** Positions whose logits are held at once ([chunkRows × vocab] f32). */
+  chunkRows: number;
+}
+
 /**
  * The language-model head of the trainer: final norm, lm_head and log-softmax, only at the
  * positions that are asked for, a chunk of rows at a time, so no [positions × vocab] matrix is
- * ever held. ℓ_p = logits_p[target_p] − logsumexp(logits_p), summed exactly as the sampler sums
- * its normalizer, so trained and sampled logprobs agree. The backward recomputes each chunk's
+ * ever held. ℓ_p = logits_p[target_p] − logsumexp(logits_p) (`Kernels.tokenLogprobs`, summed exactly
+ * as the sampler sums its normalizer, so trained and sampled logprobs agree). The backward recomputes each chunk's
  * logits (a second lm_head pass over the trained rows only) rather than keeping them.
  */
 export class TokenScorer {
+  private readonly kernels: Kernels;
+  private readonly weights: ModelWeights;
+  private readonly eps: number;
   private readonly hidden: number;
   private readonly vocab: number;
+  private readonly chunkRows: number;
   private gathered = new Float32Array(0);
   private normed = new Float32Array(0);
   private logits = new Float32Array(0);
@@ -30,17 +43,13 @@ export class TokenScorer {
   private normalizers = new Float64Array(0);
   private targets = new Int32Array(0);
   private count = 0;
+  /** Per chunk row: the kernel's logprobs and entropies, and the backward's dℓ. */
+  private chunkLogprobs = new Float64Array(0);
+  private chunkEntropies = new Float64Array(0);
+  private chunkGradients = new Float64Array(0);
 
-  constructor(
-    private readonly kernels: Kernels,
-    private readonly training: TrainingKernels,
-    private readonly weights: ModelWeights,
-    private readonly eps: number,
-    sizes: { hidden: number; vocab: number },
-    private readonly chunkRows: number,
-  ) {
-    this.hidden = sizes.hidden;
-    this.vocab = sizes.vocab;
+  constructor(options: TokenScorerOptions) {
+    ({ kernels: this.kernels, weights: this.weights, eps: this.eps, hidden: this.hidden, vocab: this.vocab, chunkRows: this.chunkRows } = options);
   }
 
   /**
@@ -55,21 +64,19 @@ export class TokenScorer {
     for (let first = 0; first < this.count; first += this.chunkRows) {
       const count = Math.min(this.chunkRows, this.count - first);
       const logits = this.chunkLogits(finalHidden, first, count);
+      this.kernels.tokenLogprobs({
+        logits,
+        rows: count,
+        vocab,
+        targets: this.targets.subarray(first, first + count),
+        normalizers: this.normalizers.subarray(first, first + count),
+        logprobs: this.chunkLogprobs,
+        entropies: this.chunkEntropies,
+      });
       for (let c = 0; c < count; c++) {
-        const row = logits.subarray(c * vocab, (c + 1) * vocab);
-        const max = maxOf(row, vocab);
-        let sum = 0;
-        let weighted = 0;
-        for (let j = 0; j < vocab; j++) {
-          const e = expNonPositive(row[j]! - max);
-          sum += e;
-          weighted += e * row[j]!;
-        }
-        const normalizer = max + Math.log(sum);
         const position = this.positions[first + c]!;
-        this.normalizers[first + c] = normalizer;
-        out.logprobs[position] = row[this.targets[first + c]!]! - normalizer;
-        out.entropies[position] = normalizer - weighted / sum;
+        out.logprobs[position] = this.chunkLogprobs[c]!;
+        out.entropies[position] = this.chunkEntropies[c]!;
       }
     }
   }
@@ -94,16 +101,19 @@ export class TokenScorer {
     for (let first = 0; first < kept; first += this.chunkRows) {
       const count = Math.min(this.chunkRows, kept - first);
       const logits = this.chunkLogits(finalHidden, first, count);
-      for (let c = 0; c < count; c++) {
-        const g = dLogprobs[this.positions[first + c]!]!;
-        const normalizer = this.normalizers[first + c]!;
-        const offset = c * vocab;
-        for (let j = 0; j < vocab; j++) logits[offset + j] = -g * expNonPositive(logits[offset + j]! - normalizer);
-        logits[offset + this.targets[first + c]!] += g;
-      }
-      this.training.linearBackward(this.dNormed, logits, count, this.weights.lmHead, false);
-      if (weightGradients) this.training.linearWeightBackward(weightGradients.matrix(this.weights.lmHead), undefined, logits, this.normed, count, vocab, hidden);
-      this.training.rmsNormBackward(this.dGathered, this.dNormed, this.gathered, this.weights.finalNorm, count, this.eps, false, weightGradients?.of(this.weights.finalNorm));
+      for (let c = 0; c < count; c++) this.chunkGradients[c] = dLogprobs[this.positions[first + c]!]!;
+      this.kernels.tokenLogprobsBackward({
+        logits,
+        rows: count,
+        vocab,
+        targets: this.targets.subarray(first, first + count),
+        normalizers: this.normalizers.subarray(first, first + count),
+        gradients: this.chunkGradients,
+      });
+      const { lmHead, finalNorm } = this.weights;
+      this.kernels.linearBackward({ dx: this.dNormed, dy: logits, rows: count, w: lmHead });
+      if (weightGradients) this.kernels.linearWeightBackward({ dWeight: weightGradients.matrix(lmHead), dy: logits, x: this.normed, rows: count, outDim: vocab, inDim: hidden });
+      this.kernels.rmsNormBackward({ dx: this.dGathered, dy: this.dNormed, x: this.gathered, weight: finalNorm, rows: count, eps: this.eps, dWeight: weightGradients?.of(finalNorm) });
       for (let c = 0; c < count; c++) {
         const to = this.positions[first + c]! * hidden;
         const from = c * hidden;
@@ -140,6 +150,9 @@ export class TokenScorer {
       this.normed = new Float32Array(rows * hidden);
       this.dNormed = new Float32Array(rows * hidden);
       this.dGathered = new Float32Array(rows * hidden);
+      this.chunkLogprobs = new Float64Array(rows);
+      this.chunkEntropies = new Float64Array(rows);
+      this.chunkGradients = new Float64Array(rows);
     }
     for (let c = 0; c < count; c++) {
       const position = this.positions[first + c]!;

@@ -5,7 +5,6 @@ import { packedTestRow } from "../../../testing/packed-rows.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
 import { createLoraAdapter } from "../../lora/init.js";
 import { logSumExp } from "../../sampling/fast-math.js";
-import { TsTrainingKernels } from "../kernels/ts/index.js";
 import { rlLossInputs } from "../loss-inputs.js";
 import { plainSequence } from "./sequence.js";
 import { TrainingModel } from "./training-model.js";
@@ -46,7 +45,7 @@ function maxDifference(actual: ArrayLike<number>, expected: ArrayLike<number>): 
 
 describe.each(ARCHITECTURES)("trainer forward on %s", (architecture) => {
   const model = loadTinyModel(architecture);
-  const trainer = new TrainingModel(model.transformer, new TsTrainingKernels());
+  const trainer = new TrainingModel(model.transformer);
 
   it.each([false, true])("gives the inference forward's logprobs and entropies (adapter: %s)", (withAdapter) => {
     const adapter = withAdapter ? randomizeAdapter(createLoraAdapter(model.config, { seed: 1 }), 2) : undefined;

@@ -1,7 +1,6 @@
 import type { LoraAdapter } from "../../lora/adapter.js";
 import { ropeInverseFrequencies, RopeTable } from "../../model/rope.js";
 import type { Transformer } from "../../model/transformer.js";
-import type { TrainingKernels } from "../kernels/types.js";
 import { DecoderLayer } from "../../model/decoder-layer.js";
 import { type ActivationSizes, LayerActivations } from "../../model/layer-activations.js";
 import { GradientBuffers } from "./activations.js";
@@ -51,19 +50,17 @@ export class TrainingModel {
 
   constructor(
     readonly transformer: Transformer,
-    readonly training: TrainingKernels,
     options: TrainingModelOptions = {},
   ) {
     const { config, kernels, weights } = transformer;
-    if (training.name !== kernels.name) throw new Error(`training kernels "${training.name}" do not pair with the model's "${kernels.name}" kernels`);
     this.sizes = { hidden: config.hiddenSize, queries: config.numHeads * config.headDim, keyValues: config.numKvHeads * config.headDim, intermediate: config.intermediateSize };
     this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxPositionEmbeddings);
-    this.attention = new PackedAttention(kernels, training, { heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim });
+    this.attention = new PackedAttention(kernels, { heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim });
     this.layer = new DecoderLayer(config, kernels, this.rope);
-    this.layerBackward = new DecoderLayerBackward(config, kernels, training, this.rope, this.attention);
+    this.layerBackward = new DecoderLayerBackward(config, kernels, this.rope, this.attention);
     const chunkRows = options.logitsChunkRows ?? Math.max(1, Math.floor((32 << 20) / (4 * config.vocabSize)));
     if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`logitsChunkRows must be a positive integer, got ${chunkRows}`);
-    this.scorer = new TokenScorer(kernels, training, weights, config.rmsNormEps, { hidden: config.hiddenSize, vocab: config.vocabSize }, chunkRows);
+    this.scorer = new TokenScorer({ kernels, weights, eps: config.rmsNormEps, hidden: config.hiddenSize, vocab: config.vocabSize, chunkRows });
     this.budget = options.activationBudgetBytes ?? 1 << 30;
     this.gradientBuffers = new GradientBuffers(this.sizes);
   }
@@ -142,10 +139,10 @@ export class TrainingModel {
       const acts = this.activations(last.keptAll ? layer : 0, rows, rank);
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
       if (!last.keptAll) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
-      this.layerBackward.backward(layer, layerWeights, pass, acts, inputOf(layer), dHidden, this.gradientBuffers, gradients);
+      this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients });
     }
     // dHidden is now dLoss/d(embedding rows).
-    if (full) this.training.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);
+    if (full) this.transformer.kernels.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);
   }
 
   private activations(index: number, rows: number, rank: number): LayerActivations {

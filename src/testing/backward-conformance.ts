@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { encodeFloats } from "../engine/checkpoint/dtype.js";
 import type { Kernels } from "../engine/kernels/types.js";
+import { logSumExp } from "../engine/sampling/fast-math.js";
 import { Rng } from "../engine/sampling/rng.js";
-import type { TrainingKernels } from "../engine/train/kernels/types.js";
-
-export interface KernelPair {
-  forward: Kernels;
-  training: TrainingKernels;
-}
 
 function randomArray(rng: Rng, length: number, scale = 1): Float32Array {
   const out = new Float32Array(length);
@@ -36,26 +31,26 @@ function expectNear(actual: number, expected: number, relative: number): void {
 }
 
 /**
- * The suite every training-kernel backend runs: each backward kernel is the exact adjoint of its
- * forward kernel (checked by central differences through the forward backend it pairs with), and
- * the plain products match a direct double-precision reference.
+ * The suite every kernel backend runs for the training half of `Kernels`: each backward kernel is
+ * the exact adjoint of its forward kernel (checked by central differences through that forward),
+ * the plain products and the optimizer match a direct double-precision reference.
  */
-export function describeTrainingKernelConformance(name: string, create: () => KernelPair): void {
-  describe(`${name} training kernels`, () => {
-    const { forward, training } = create();
+export function describeBackwardConformance(name: string, create: () => Kernels): void {
+  describe(`${name} backward kernels`, () => {
+    const kernels = create();
 
     it("linearBackward is dY·W for every row and output remainder, overwriting or accumulating", () => {
       const rng = Rng.fromSeed(1);
       for (const [rows, outDim, inDim] of [[1, 4, 3], [3, 5, 7], [4, 8, 16], [7, 6, 9], [9, 13, 5]] as const) {
         const w = randomArray(rng, outDim * inDim);
-        const matrix = forward.createMatrix(outDim, inDim, "F32", encodeFloats("F32", w));
+        const matrix = kernels.createMatrix(outDim, inDim, "F32", encodeFloats("F32", w));
         const dy = randomArray(rng, rows * outDim);
         const expected = new Float64Array(rows * inDim);
         for (let r = 0; r < rows; r++) for (let o = 0; o < outDim; o++) for (let i = 0; i < inDim; i++) expected[r * inDim + i] += dy[r * outDim + o]! * w[o * inDim + i]!;
         const dx = new Float32Array(rows * inDim).fill(NaN);
-        training.linearBackward(dx, dy, rows, matrix, false);
+        kernels.linearBackward({ dx, dy, rows, w: matrix, accumulate: false });
         dx.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
-        training.linearBackward(dx, dy, rows, matrix, true);
+        kernels.linearBackward({ dx, dy, rows, w: matrix, accumulate: true });
         dx.forEach((value, i) => expect(value).toBeCloseTo(2 * expected[i]!, 5));
       }
     });
@@ -73,9 +68,9 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) for (let p = 0; p < k; p++) expected[i * n + j] += 0.5 * a[i * k + p]! * b[p * n + j]!;
       for (const [transposeA, transposeB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
         const c = new Float32Array(m * n).fill(1);
-        forward.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
+        kernels.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
         c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
-        forward.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5, accumulate: true });
+        kernels.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5, accumulate: true });
         c.forEach((value, i) => expect(value).toBeCloseTo(2 * expected[i]!, 5));
       }
     });
@@ -86,10 +81,10 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const a = randomArray(rng, m * k);
       const b = randomArray(rng, n * k);
       const all = new Float32Array(m * n);
-      forward.gemm(all, a, b, m, n, k, { transposeB: true, alpha: 0.25 });
+      kernels.gemm(all, a, b, m, n, k, { transposeB: true, alpha: 0.25 });
       for (const row of [0, 37, m - 1]) {
         const alone = new Float32Array(n);
-        forward.gemm(alone, a.subarray(row * k, (row + 1) * k), b, 1, n, k, { transposeB: true, alpha: 0.25 });
+        kernels.gemm(alone, a.subarray(row * k, (row + 1) * k), b, 1, n, k, { transposeB: true, alpha: 0.25 });
         expect(Array.from(alone)).toEqual(Array.from(all.subarray(row * n, (row + 1) * n)));
       }
       // And a large product in every layout against the double-precision reference.
@@ -97,7 +92,7 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const expected = new Float64Array(m * n);
       for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) expected[i * n + j] += a[i * k + p]! * bn[p * n + j]!;
       const c = new Float32Array(m * n);
-      forward.gemm(c, a, bn, m, n, k);
+      kernels.gemm(c, a, bn, m, n, k);
       c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 3));
     });
 
@@ -108,10 +103,10 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const weight = randomArray(rng, dim);
       const dy = randomArray(rng, rows * dim);
       const dx = new Float32Array(rows * dim);
-      training.rmsNormBackward(dx, dy, x, weight, rows, 1e-6, false);
+      kernels.rmsNormBackward({ dx, dy, x, weight, rows, eps: 1e-6, accumulate: false });
       const f = (input: Float32Array) => {
         const out = new Float32Array(rows * dim);
-        forward.rmsNorm(out, input, weight, rows, 1e-6);
+        kernels.rmsNorm(out, input, weight, rows, 1e-6);
         return out;
       };
       for (let trial = 0; trial < 4; trial++) {
@@ -119,7 +114,7 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
         expectNear(dot(dx, direction), centralDifference(f, x, direction, dy, 1e-2), 2e-3);
       }
       const accumulated = new Float32Array(rows * dim).fill(1);
-      training.rmsNormBackward(accumulated, dy, x, weight, rows, 1e-6, true);
+      kernels.rmsNormBackward({ dx: accumulated, dy, x, weight, rows, eps: 1e-6, accumulate: true });
       accumulated.forEach((value, i) => expect(value).toBeCloseTo(dx[i]! + 1, 5));
     });
 
@@ -130,15 +125,15 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const weight = randomArray(rng, dim);
       const dy = randomArray(rng, rows * dim);
       const plain = new Float32Array(rows * dim);
-      training.rmsNormBackward(plain, dy, x, weight, rows, 1e-6, false);
+      kernels.rmsNormBackward({ dx: plain, dy, x, weight, rows, eps: 1e-6, accumulate: false });
       const dx = new Float32Array(rows * dim);
       const dWeight = new Float32Array(dim).fill(0.25);
-      training.rmsNormBackward(dx, dy, x, weight, rows, 1e-6, false, dWeight);
+      kernels.rmsNormBackward({ dx, dy, x, weight, rows, eps: 1e-6, accumulate: false, dWeight });
       expect(dx).toEqual(plain);
       dWeight.forEach((_, i) => (dWeight[i] -= 0.25));
       const viaWeight = (w: Float32Array) => {
         const out = new Float32Array(rows * dim);
-        forward.rmsNorm(out, x, w, rows, 1e-6);
+        kernels.rmsNorm(out, x, w, rows, 1e-6);
         return out;
       };
       for (let trial = 0; trial < 3; trial++) {
@@ -162,11 +157,11 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
         }
         const dWeight = new Float32Array(outDim * inDim).fill(1);
         const dBias = new Float32Array(outDim).fill(1);
-        training.linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim);
+        kernels.linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim });
         dWeight.forEach((value, i) => expect(value).toBeCloseTo(1 + expectedWeight[i]!, 5));
         dBias.forEach((value, o) => expect(value).toBeCloseTo(1 + expectedBias[o]!, 5));
         const weightOnly = new Float32Array(outDim * inDim);
-        training.linearWeightBackward(weightOnly, undefined, dy, x, rows, outDim, inDim);
+        kernels.linearWeightBackward({ dWeight: weightOnly, dy, x, rows, outDim, inDim });
         weightOnly.forEach((value, i) => expect(value).toBeCloseTo(expectedWeight[i]!, 5));
       }
     });
@@ -177,32 +172,32 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const ids = [3, 0, 3, 6];
       const dOut = randomArray(rng, ids.length * dim);
       const dTable = new Float32Array(vocab * dim);
-      training.embedBackward(dTable, dOut, ids, dim);
+      kernels.embedBackward(dTable, dOut, ids, dim);
       const table = randomArray(rng, vocab * dim);
       const direction = randomArray(rng, vocab * dim);
       const lookup = (values: Float32Array) => {
         const out = new Float32Array(ids.length * dim);
-        forward.embed(out, forward.createMatrix(vocab, dim, "F32", encodeFloats("F32", values)), ids);
+        kernels.embed(out, kernels.createMatrix(vocab, dim, "F32", encodeFloats("F32", values)), ids);
         return out;
       };
       expectNear(dot(dTable, direction), centralDifference(lookup, table, direction, dOut, 1e-2), 1e-4);
       expect(Array.from(dTable.subarray(1 * dim, 3 * dim))).toEqual(new Array(2 * dim).fill(0));
-      expect(() => training.embedBackward(dTable, dOut, [vocab], dim)).toThrow(RangeError);
+      expect(() => kernels.embedBackward(dTable, dOut, [vocab], dim)).toThrow(RangeError);
     });
 
     it("weightValues are the weights: after syncWeights the forward and the backward compute with what was written", () => {
       const values = Float32Array.of(1, 2, 3, 4, 5, 6);
-      const matrix = forward.createMatrix(2, 3, "F32", encodeFloats("F32", values));
-      expect(Array.from(training.weightValues(matrix))).toEqual(Array.from(values));
+      const matrix = kernels.createMatrix(2, 3, "F32", encodeFloats("F32", values));
+      expect(Array.from(kernels.weightValues(matrix))).toEqual(Array.from(values));
       const dx = new Float32Array(3);
-      training.linearBackward(dx, Float32Array.of(0, 1), 1, matrix, false);
+      kernels.linearBackward({ dx, dy: Float32Array.of(0, 1), rows: 1, w: matrix, accumulate: false });
       expect(Array.from(dx)).toEqual([4, 5, 6]);
-      training.weightValues(matrix)[4] = 50;
-      training.syncWeights();
+      kernels.weightValues(matrix)[4] = 50;
+      kernels.syncWeights();
       const out = new Float32Array(2);
-      forward.matmul(out, Float32Array.of(0, 1, 0), 1, matrix);
+      kernels.matmul(out, Float32Array.of(0, 1, 0), 1, matrix);
       expect(Array.from(out)).toEqual([2, 50]);
-      training.linearBackward(dx, Float32Array.of(0, 1), 1, matrix, false);
+      kernels.linearBackward({ dx, dy: Float32Array.of(0, 1), rows: 1, w: matrix, accumulate: false });
       expect(Array.from(dx)).toEqual([4, 50, 6]);
     });
 
@@ -216,9 +211,9 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const x = randomArray(rng, rows * heads * headDim);
       const dy = randomArray(rng, rows * heads * headDim);
       const rotated = x.slice();
-      forward.rope(rotated, rows, heads, headDim, positions, cos, sin);
+      kernels.rope({ x: rotated, rows, heads, headDim, positions, cos, sin });
       const dx = dy.slice();
-      training.ropeBackward(dx, rows, heads, headDim, positions, cos, sin);
+      kernels.ropeBackward({ x: dx, rows, heads, headDim, positions, cos, sin });
       expect(dot(dx, x)).toBeCloseTo(dot(dy, rotated), 5);
     });
 
@@ -230,16 +225,16 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
       const dOut = randomArray(rng, length);
       const dGate = new Float32Array(length);
       const dUp = new Float32Array(length);
-      training.siluMulBackward(dGate, dUp, dOut, gate, up, length);
+      kernels.siluMulBackward({ dGate, dUp, dOut, gate, up, length });
       const direction = randomArray(rng, length);
       const viaGate = (g: Float32Array) => {
         const out = new Float32Array(length);
-        forward.siluMul(out, g, up, length);
+        kernels.siluMul(out, g, up, length);
         return out;
       };
       const viaUp = (u: Float32Array) => {
         const out = new Float32Array(length);
-        forward.siluMul(out, gate, u, length);
+        kernels.siluMul(out, gate, u, length);
         return out;
       };
       expectNear(dot(dGate, direction), centralDifference(viaGate, gate, direction, dOut, 1e-2), 2e-3);
@@ -259,13 +254,13 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
         const dq = new Float32Array(q.length);
         const dKeys = new Float32Array(kvSize).fill(0.5);
         const dValues = new Float32Array(kvSize).fill(0.5);
-        training.attentionBackward(dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape);
+        kernels.attentionBackward({ dq, dKeys, dValues, dOut, q, keys, values, rows, start, shape });
         // Keys and values gradients are added to what the buffers held.
         dKeys.forEach((_, i) => (dKeys[i] -= 0.5));
         dValues.forEach((_, i) => (dValues[i] -= 0.5));
         const run = (qs: Float32Array, ks: Float32Array, vs: Float32Array) => {
           const out = new Float32Array(q.length);
-          forward.attention(out, qs, rows, ks, vs, start, shape);
+          kernels.attention({ out, q: qs, rows, keys: ks, values: vs, start, shape });
           return out;
         };
         for (let trial = 0; trial < 3; trial++) {
@@ -277,6 +272,75 @@ export function describeTrainingKernelConformance(name: string, create: () => Ke
           expectNear(dot(dValues, dirV), centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2), 2e-3);
         }
       }
+    });
+
+    it("tokenLogprobs equals the sampler's log-sum-exp bit for bit, and its backward is the adjoint", () => {
+      const rng = Rng.fromSeed(31);
+      const [rows, vocab] = [5, 300];
+      const logits = randomArray(rng, rows * vocab, 8);
+      logits[7] = -Infinity; // a masked logit in row 0 (its entropy is NaN: the trainer's logits are always finite)
+      const targets = Int32Array.from({ length: rows }, (_, r) => (r * 61) % vocab);
+      const [normalizers, logprobs, entropies] = [new Float64Array(rows), new Float64Array(rows), new Float64Array(rows)];
+      kernels.tokenLogprobs({ logits, rows, vocab, targets, normalizers, logprobs, entropies });
+      for (let r = 0; r < rows; r++) {
+        const row = logits.subarray(r * vocab, (r + 1) * vocab);
+        expect(normalizers[r]).toBe(logSumExp(row));
+        expect(logprobs[r]).toBe(row[targets[r]!]! - logSumExp(row));
+        if (r === 0) continue;
+        let entropy = 0;
+        for (let j = 0; j < vocab; j++) {
+          const p = Math.exp(row[j]! - normalizers[r]!);
+          if (p > 0) entropy -= p * (row[j]! - normalizers[r]!);
+        }
+        expect(entropies[r]).toBeCloseTo(entropy, 9);
+      }
+      // ℓ as a function of the logits, for finite differences (no -Infinity on this path).
+      const finite = randomArray(rng, rows * vocab, 3);
+      const logprobsOf = (x: Float32Array) => {
+        const out = new Float64Array(rows);
+        kernels.tokenLogprobs({ logits: x, rows, vocab, targets, normalizers: new Float64Array(rows), logprobs: out, entropies: new Float64Array(rows) });
+        return Float32Array.from(out);
+      };
+      kernels.tokenLogprobs({ logits: finite, rows, vocab, targets, normalizers, logprobs, entropies });
+      const gradients = Float64Array.from(randomArray(rng, rows));
+      const dLogits = Float32Array.from(finite);
+      kernels.tokenLogprobsBackward({ logits: dLogits, rows, vocab, targets, normalizers, gradients });
+      for (let trial = 0; trial < 3; trial++) {
+        const direction = randomArray(rng, rows * vocab);
+        expectNear(dot(dLogits, direction), centralDifference(logprobsOf, finite, direction, Float32Array.from(gradients), 1e-2), 2e-3);
+      }
+      expect(() => kernels.tokenLogprobs({ logits, rows: 1, vocab, targets: Int32Array.of(vocab), normalizers, logprobs, entropies })).toThrow(/outside the vocabulary/);
+    });
+
+    it("adamwStep matches torch.optim.AdamW's update and counts non-finite weights", () => {
+      const rng = Rng.fromSeed(32);
+      const size = 40_000; // more than one block of the native kernel
+      const params = randomArray(rng, size);
+      const grads = randomArray(rng, size, 0.1);
+      const [expAvg, expAvgSq] = [randomArray(rng, size, 0.01), Float32Array.from(randomArray(rng, size, 0.01), Math.abs)];
+      const [lr, step, beta1, beta2, eps, weightDecay] = [1e-3, 3, 0.9, 0.99, 1e-8, 0.1];
+      const expected = params.map((p, j) => {
+        const m = beta1 * expAvg[j]! + (1 - beta1) * grads[j]!;
+        const v = beta2 * expAvgSq[j]! + (1 - beta2) * grads[j]! ** 2;
+        return p * (1 - lr * weightDecay) - ((lr / (1 - beta1 ** step)) * m) / (Math.sqrt(v) / Math.sqrt(1 - beta2 ** step) + eps);
+      });
+      const nonFinite = kernels.adamwStep({ params, grads, expAvg, expAvgSq, lr, step, beta1, beta2, eps, weightDecay });
+      expect(nonFinite).toBe(0);
+      expect(Array.from(params)).toEqual(Array.from(expected));
+      grads[5] = NaN;
+      expect(kernels.adamwStep({ params, grads, expAvg, expAvgSq, lr, step: 4, beta1, beta2, eps, weightDecay })).toBe(1);
+      expect(() => kernels.adamwStep({ params, grads: grads.subarray(1), expAvg, expAvgSq, lr, step, beta1, beta2, eps, weightDecay })).toThrow(/one length/);
+    });
+
+    it("sumOfSquares and scale are the gradient clipping's two passes", () => {
+      const rng = Rng.fromSeed(33);
+      const x = randomArray(rng, 50_000);
+      let expected = 0;
+      for (const value of x) expected += value * value;
+      expect(kernels.sumOfSquares(x)).toBeCloseTo(expected, 8);
+      const copy = Float32Array.from(x);
+      kernels.scale(copy, 0.3);
+      expect(Array.from(copy)).toEqual(Array.from(x, (value) => Math.fround(value * 0.3)));
     });
   });
 }

@@ -1,0 +1,66 @@
+// KernelContext's optimizer kernels: AdamW and the pieces of global gradient-norm clipping.
+// AdamW repeats the TypeScript reference's double arithmetic element by element (contraction is
+// off in this build), so both backends update weights to the same bits. The sum of squares is
+// summed in fixed blocks whatever the thread count, so its result does not depend on the pool.
+#include <cmath>
+#include <vector>
+
+#include "context.h"
+
+namespace flywheel {
+
+namespace {
+
+constexpr size_t kBlock = 1 << 14;
+
+}  // namespace
+
+size_t KernelContext::adamw_step(float* params, const float* grads, float* exp_avg, float* exp_avg_sq, size_t length,
+                                 const AdamWScalars& s) {
+  const size_t blocks = (length + kBlock - 1) / kBlock;
+  std::vector<size_t> non_finite(blocks, 0);
+  for_chunks(blocks, 1, [&](size_t first, size_t last) {
+    for (size_t block = first; block < last; block++) {
+      const size_t end = std::min(length, (block + 1) * kBlock);
+      size_t bad = 0;
+      for (size_t j = block * kBlock; j < end; j++) {
+        const double g = grads[j];
+        const double m = s.beta1 * exp_avg[j] + (1 - s.beta1) * g;
+        const double v = s.beta2 * exp_avg_sq[j] + (1 - s.beta2) * g * g;
+        exp_avg[j] = static_cast<float>(m);
+        exp_avg_sq[j] = static_cast<float>(v);
+        const float updated = static_cast<float>(params[j] * s.decay - (s.step_size * m) / (std::sqrt(v) / s.bias_correction2_sqrt + s.eps));
+        if (!std::isfinite(updated)) bad++;
+        params[j] = updated;
+      }
+      non_finite[block] = bad;
+    }
+  });
+  size_t total = 0;
+  for (size_t bad : non_finite) total += bad;
+  return total;
+}
+
+double KernelContext::sum_of_squares(const float* x, size_t length) {
+  const size_t blocks = (length + kBlock - 1) / kBlock;
+  std::vector<double> partial(blocks, 0);
+  for_chunks(blocks, 1, [&](size_t first, size_t last) {
+    for (size_t block = first; block < last; block++) {
+      const size_t end = std::min(length, (block + 1) * kBlock);
+      double sum = 0;
+      for (size_t j = block * kBlock; j < end; j++) sum += static_cast<double>(x[j]) * x[j];
+      partial[block] = sum;
+    }
+  });
+  double total = 0;
+  for (double sum : partial) total += sum;
+  return total;
+}
+
+void KernelContext::scale(float* x, size_t length, double factor) {
+  for_chunks(length, kBlock, [&](size_t begin, size_t end) {
+    for (size_t j = begin; j < end; j++) x[j] = static_cast<float>(x[j] * factor);
+  });
+}
+
+}  // namespace flywheel
