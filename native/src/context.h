@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backward.h"
+#include "training_args.h"
 #include "cpu.h"
 #include "matmul.h"
 #include "packed_matrix.h"
@@ -31,33 +31,44 @@ class KernelContext {
   int threads() const { return pool_.size(); }
   SimdLevel simd() const { return level_; }
 
-  void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias);
-  void embed(float* out, const PackedMatrix& table, const int32_t* ids, int count);
-  void rms_norm(float* out, const float* x, const float* weight, int rows, int dim, float eps);
-  void rope(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin);
-  // `keys`/`values` hold at least start + rows positions of kv_heads × head_dim values.
-  void attention(float* out, const float* q, int rows, const float* keys, const float* values, int start,
-                 const AttentionShape& shape);
-  void silu_mul(float* out, const float* gate, const float* up, size_t length);
-  void add(float* x, const float* y, size_t length);
+  // One group per operation, its forward beside its backward, each defined in ops/<operation>.cc.
+  // The semantics of every kernel are those of `Kernels` in src/engine/kernels/types.ts.
 
-  // Backward kernels (context_backward.cc); the semantics of every kernel are those of `Kernels` in
-  // src/engine/kernels/types.ts.
-  // c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever m and the
-  // thread count, so a row gives the same result alone or in a batch (LoRA runs in the sampler too).
-  void gemm(float* c, const float* a, const float* b, const GemmSpec& spec);
-  // dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when dBias is not null.
+  // ops/linear.cc. dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when d_bias is not null.
+  void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias);
   void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+
+  // ops/gemm.cc. c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever
+  // m and the thread count, so a row gives the same result alone or in a batch (LoRA runs in the
+  // sampler too).
+  void gemm(float* c, const float* a, const float* b, const GemmSpec& spec);
+
+  // ops/embedding.cc
+  void embed(float* out, const PackedMatrix& table, const int32_t* ids, int count);
+  void embed_backward(float* d_table, const float* d_out, const int32_t* ids, int count, int dim);
+
+  // ops/rms_norm.cc
+  void rms_norm(float* out, const float* x, const float* weight, int rows, int dim, float eps);
   void rms_norm_backward(float* dx, const float* dy, const float* x, const float* weight, int rows, int dim, float eps,
                          bool accumulate, float* d_weight);
+
+  // ops/rope.cc
+  void rope(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin);
   void rope_backward(float* dx, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin);
-  void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t length);
-  void embed_backward(float* d_table, const float* d_out, const int32_t* ids, int count, int dim);
-  // Writes dq, adds into d_keys/d_values ((start + rows) positions of kv_heads × head_dim).
+
+  // ops/attention.cc. `keys`/`values` hold at least start + rows positions of kv_heads × head_dim
+  // values; the backward writes dq and adds into d_keys/d_values.
+  void attention(float* out, const float* q, int rows, const float* keys, const float* values, int start,
+                 const AttentionShape& shape);
   void attention_backward(float* dq, float* d_keys, float* d_values, const float* d_out, const float* q, const float* keys,
                           const float* values, int rows, int start, const AttentionShape& shape);
 
-  // Log-softmax over a vocabulary (token_logprobs.cc): per row of logits, the max, Σ exp(x − max)
+  // ops/silu_mul.cc (with the residual add)
+  void silu_mul(float* out, const float* gate, const float* up, size_t length);
+  void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const float* gate, const float* up, size_t length);
+  void add(float* x, const float* y, size_t length);
+
+  // ops/token_logprobs.cc. Log-softmax over a vocabulary: per row of logits, the max, Σ exp(x − max)
   // and Σ exp(x − max)·x; the caller takes the one logarithm per row. The backward turns each row
   // into g·(onehot(target) − exp(x − normalizer)) in place.
   void token_logprob_sums(const float* logits, int rows, int vocab, const double* fraction_powers, double* maxes, double* sums,
@@ -65,16 +76,22 @@ class KernelContext {
   void token_logprobs_backward(float* logits, int rows, int vocab, const int32_t* targets, const double* normalizers,
                                const double* gradients, const double* fraction_powers);
 
-  // Optimizer kernels (optimizer.cc). adamw_step returns how many updated weights are not finite.
+  // ops/optimizer.cc. adamw_step returns how many updated weights are not finite.
   size_t adamw_step(float* params, const float* grads, float* exp_avg, float* exp_avg_sq, size_t length, const AdamWScalars& scalars);
   double sum_of_squares(const float* x, size_t length);
   void scale(float* x, size_t length, double factor);
 
  private:
-  // Splits [0, length) into chunks worth a task each when it is big enough to share out.
+  // Below this many values an elementwise kernel runs on the calling thread alone: waking the pool
+  // costs more than it saves.
+  static constexpr size_t kParallelElements = 1 << 15;
+  // Below this many multiply-adds a product runs on the calling thread alone.
+  static constexpr double kSerialWork = 1 << 16;
+
   // RoPE's rotation of every head vector in place, or its inverse (the backward).
   void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
 
+  // Splits [0, length) into chunks worth a task each when it is big enough to share out.
   template <typename Fn>
   void for_chunks(size_t length, size_t min_chunk, const Fn& fn) {
     const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, std::max<size_t>(1, length / min_chunk));

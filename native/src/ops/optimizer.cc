@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "context.h"
+#include "../context.h"
 
 namespace flywheel {
 

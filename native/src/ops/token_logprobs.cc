@@ -8,7 +8,7 @@
 // shared out over the pool; each row is summed by one thread.
 #include <cmath>
 
-#include "context.h"
+#include "../context.h"
 
 namespace flywheel {
 

@@ -1,7 +1,4 @@
-// The kernels only the backward pass needs, beside the forward ones in KernelContext: the small
-// f32 products of LoRA factors, a linear layer's weight gradient, and the backward of RMSNorm,
-// RoPE, SiLU·mul, the embedding lookup and causal grouped-query attention. Each works on raw,
-// already validated buffers (see addon.cc) and splits its work over the context's thread pool.
+// Argument bundles of KernelContext's training kernels: the LoRA products and AdamW's scalars.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,126 @@
+// Causal grouped-query attention and its backward, over a KV cache or a packed span; the per-head
+// loops are in ../attention.cc (portable) and ../attention_avx2.cc.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include "../attention.h"
+
+#include "../context.h"
+
+namespace flywheel {
+
+void KernelContext::attention(float* out, const float* q, int rows, const float* keys, const float* values, int start,
+                              const AttentionShape& shape) {
+  const int group = shape.heads / shape.kv_heads;
+  const size_t kv_stride = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+  AttentionHeadKernel kernel = nullptr;
+#if defined(__x86_64__)
+  if (level_ != SimdLevel::Scalar) kernel = attention_head_avx2(shape.head_dim);
+#endif
+  scratch_.reserve(static_cast<size_t>(start) + rows);
+  // One task per (query row, kv head): the group's query heads reuse that head's keys and values
+  // while they are in cache.
+  auto run = [&](int task, int thread) {
+    const int row = task / shape.kv_heads;
+    const int kv_head = task % shape.kv_heads;
+    AttentionHead head;
+    head.keys = keys + static_cast<size_t>(kv_head) * shape.head_dim;
+    head.values = values + static_cast<size_t>(kv_head) * shape.head_dim;
+    head.stride = kv_stride;
+    head.visible = start + row + 1;
+    head.head_dim = shape.head_dim;
+    head.scale = scale;
+    head.scores = scratch_.get(thread);
+    for (int h = kv_head * group; h < (kv_head + 1) * group; h++) {
+      const size_t offset = (static_cast<size_t>(row) * shape.heads + h) * shape.head_dim;
+      head.query = q + offset;
+      head.out = out + offset;
+      if (kernel != nullptr) {
+        kernel(head);
+      } else {
+        attention_head_generic(ops_, head);
+      }
+    }
+  };
+  const int tasks = rows * shape.kv_heads;
+  // Short decode steps are cheaper on the calling thread than handed out.
+  const double work = static_cast<double>(rows) * (start + rows) * shape.heads * shape.head_dim;
+  if (work < kParallelElements * 8) {
+    for (int task = 0; task < tasks; task++) run(task, 0);
+  } else {
+    pool_.parallel_for(tasks, run);
+  }
+}
+
+void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values, const float* d_out, const float* q,
+                                       const float* keys, const float* values, int rows, int start, const AttentionShape& shape) {
+  const int hd = shape.head_dim;
+  const int group = shape.heads / shape.kv_heads;
+  const size_t kv_stride = static_cast<size_t>(shape.kv_heads) * hd;
+  const size_t q_stride = static_cast<size_t>(shape.heads) * hd;
+  const int width = start + rows;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  // Tasks: (kv head, chunk of rows). Query rows of several chunks read the same keys, so each task
+  // sums its keys' and values' gradients privately; they are added in chunk order at the end. The
+  // chunks depend on the shape only, so the result is the same whatever the thread count.
+  const int chunks = std::max(1, std::min(rows, (8 + shape.kv_heads - 1) / shape.kv_heads));
+  const int tasks = shape.kv_heads * chunks;
+  const size_t private_size = static_cast<size_t>(width) * hd;
+  std::vector<float> private_keys(private_size * tasks, 0.0f);
+  std::vector<float> private_values(private_size * tasks, 0.0f);
+  scratch_.reserve(2 * static_cast<size_t>(width));
+
+  AttentionBackwardKernel kernel = nullptr;
+#if defined(__x86_64__)
+  if (level_ != SimdLevel::Scalar) kernel = attention_backward_avx2(hd);
+#endif
+  auto run = [&](int task, int thread) {
+    const int kv_head = task / chunks;
+    const int chunk = task % chunks;
+    AttentionBackwardHead head;
+    head.keys = keys + static_cast<size_t>(kv_head) * hd;
+    head.values = values + static_cast<size_t>(kv_head) * hd;
+    head.stride = kv_stride;
+    head.d_keys = private_keys.data() + task * private_size;
+    head.d_values = private_values.data() + task * private_size;
+    head.head_dim = hd;
+    head.scale = scale;
+    head.scratch = scratch_.get(thread);
+    // Rows are dealt out round-robin: later rows see more keys, so this balances the chunks.
+    for (int r = chunk; r < rows; r += chunks) {
+      head.visible = start + r + 1;
+      for (int h = kv_head * group; h < (kv_head + 1) * group; h++) {
+        const size_t offset = r * q_stride + static_cast<size_t>(h) * hd;
+        head.query = q + offset;
+        head.d_out = d_out + offset;
+        head.d_query = dq + offset;
+        if (kernel != nullptr) {
+          kernel(head);
+        } else {
+          attention_backward_generic(ops_, head);
+        }
+      }
+    }
+  };
+  const double work = static_cast<double>(rows) * width * shape.heads * hd;
+  if (work < kSerialWork) {
+    for (int task = 0; task < tasks; task++) run(task, 0);
+  } else {
+    pool_.parallel_for(tasks, run);
+  }
+  for_chunks(width, 64, [&](size_t begin, size_t end) {
+    for (int kv_head = 0; kv_head < shape.kv_heads; kv_head++) {
+      for (int chunk = 0; chunk < chunks; chunk++) {
+        const size_t base = static_cast<size_t>(kv_head * chunks + chunk) * private_size;
+        for (size_t j = begin; j < end; j++) {
+          const size_t to = j * kv_stride + static_cast<size_t>(kv_head) * hd;
+          ops_.add(d_keys + to, private_keys.data() + base + j * hd, hd);
+          ops_.add(d_values + to, private_values.data() + base + j * hd, hd);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace flywheel
