@@ -166,6 +166,30 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
       }
     });
 
+    it("linearBackward and linearWeightBackward are the adjoints of matmul (central differences)", () => {
+      const rng = Rng.fromSeed(10);
+      const [rows, outDim, inDim] = [5, 7, 9];
+      const w = randomArray(rng, outDim * inDim);
+      const bias = randomArray(rng, outDim);
+      const x = randomArray(rng, rows * inDim);
+      const dy = randomArray(rng, rows * outDim);
+      const forward = (weights: Float32Array, input: Float32Array, b: Float32Array) => {
+        const out = new Float32Array(rows * outDim);
+        kernels.matmul(out, input, rows, kernels.createMatrix(outDim, inDim, "F32", encodeFloats("F32", weights)), b);
+        return out;
+      };
+      const dx = new Float32Array(rows * inDim);
+      kernels.linearBackward({ dx, dy, rows, w: kernels.createMatrix(outDim, inDim, "F32", encodeFloats("F32", w)) });
+      const [dWeight, dBias] = [new Float32Array(outDim * inDim), new Float32Array(outDim)];
+      kernels.linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim });
+      for (let trial = 0; trial < 3; trial++) {
+        const [dirX, dirW, dirB] = [randomArray(rng, x.length), randomArray(rng, w.length), randomArray(rng, outDim)];
+        expectNear(dot(dx, dirX), centralDifference((v) => forward(w, v, bias), x, dirX, dy, 1e-2), 2e-3);
+        expectNear(dot(dWeight, dirW), centralDifference((v) => forward(v, x, bias), w, dirW, dy, 1e-2), 2e-3);
+        expectNear(dot(dBias, dirB), centralDifference((v) => forward(w, x, v), bias, dirB, dy, 1e-2), 2e-3);
+      }
+    });
+
     it("embedBackward is the adjoint of embed, repeated ids adding up", () => {
       const rng = Rng.fromSeed(9);
       const [vocab, dim] = [7, 5];
