@@ -52,6 +52,4 @@ for (const measure of spec.measures) {
   }
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
-const configured = selectKernels().name;
-const why = configured === kernels.name ? "" : ` (the configured ${configured} kernels have no training kernels)`;
-emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}${why}` });
+emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}` });
