@@ -1,5 +1,6 @@
 #include "packed_matrix.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -30,7 +31,7 @@ std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size) {
 }
 
 PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
-    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {
+    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())), capacity_(byte_size()) {
   const size_t element = dtype_size(dtype);
   uint8_t* packed = data_.get();
   std::memset(packed, 0, byte_size());
@@ -38,6 +39,29 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
     const uint8_t* source = data + static_cast<size_t>(row) * cols * element;
     uint8_t* target = packed + (static_cast<size_t>(row / kPanel) * kPanel * cols + row % kPanel) * element;
     for (int col = 0; col < cols; col++) std::memcpy(target + static_cast<size_t>(col) * kPanel * element, source + col * element, element);
+  }
+}
+
+PackedMatrix::PackedMatrix() : rows_(0), cols_(0), dtype_(DType::F32) {}
+
+void PackedMatrix::assign_transposed(const float* x, int rows, int cols) {
+  rows_ = cols;
+  cols_ = rows;
+  dtype_ = DType::F32;
+  if (capacity_ < byte_size()) {
+    data_ = aligned_bytes(byte_size());
+    capacity_ = byte_size();
+  }
+  float* packed = reinterpret_cast<float*>(data_.get());
+  for (int p = 0; p < panels(); p++) {
+    const int first = p * kPanel;
+    const int count = std::min(kPanel, cols - first);
+    float* panel = packed + static_cast<size_t>(p) * kPanel * rows;
+    for (int r = 0; r < rows; r++) {
+      float* target = panel + static_cast<size_t>(r) * kPanel;
+      std::memcpy(target, x + static_cast<size_t>(r) * cols + first, count * sizeof(float));
+      if (count < kPanel) std::memset(target + count, 0, (kPanel - count) * sizeof(float));
+    }
   }
 }
 

@@ -29,6 +29,13 @@ class PackedMatrix {
  public:
   // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
   PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
+  // An empty f32 matrix, to be filled by assign_transposed.
+  PackedMatrix();
+
+  // Becomes the f32 matrix xᵀ for x [rows × cols] row-major (so rows() == cols and cols() == rows),
+  // reusing its storage when it is big enough. Packing xᵀ needs no transpose: a panel's column r is
+  // 16 consecutive values of row r of x.
+  void assign_transposed(const float* x, int rows, int cols);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -50,6 +57,7 @@ class PackedMatrix {
   int cols_;
   DType dtype_;
   std::unique_ptr<uint8_t, AlignedDeleter> data_;
+  size_t capacity_ = 0;
 };
 
 }  // namespace flywheel

@@ -67,8 +67,10 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
   const int chunks = std::max(1, std::min(rows, (8 + shape.kv_heads - 1) / shape.kv_heads));
   const int tasks = shape.kv_heads * chunks;
   const size_t private_size = static_cast<size_t>(width) * hd;
-  std::vector<float> private_keys(private_size * tasks, 0.0f);
-  std::vector<float> private_values(private_size * tasks, 0.0f);
+  std::vector<float>& private_keys = attention_d_keys_;
+  std::vector<float>& private_values = attention_d_values_;
+  private_keys.assign(private_size * tasks, 0.0f);
+  private_values.assign(private_size * tasks, 0.0f);
   scratch_.reserve(2 * static_cast<size_t>(width));
 
   AttentionBackwardKernel kernel = nullptr;

@@ -24,7 +24,8 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
   // Transposed a with few columns of c (dB of LoRA: m = outputs, n = rank, k = rows): cᵀ row j is
   // Σ_p b[p, j] · a[p, :], k axpy steps over the long m.
   if (s.transpose_a && n <= 64 && n < m) {
-    std::vector<float> c_t(static_cast<size_t>(n) * m, 0.0f);
+    std::vector<float>& c_t = gemm_c_t_;
+    c_t.assign(static_cast<size_t>(n) * m, 0.0f);
     const auto column = [&](int j) {
       float* sums = c_t.data() + static_cast<size_t>(j) * m;
       for (int p = 0; p < k; p++) {

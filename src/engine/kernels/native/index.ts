@@ -56,7 +56,10 @@ export class NativeKernels implements Kernels {
   private readonly transposed = new WeakMap<WeightMatrix, WeightMatrix>();
   /** Row-major f32 copies of the weights full-parameter training updates (`weightValues`). */
   private readonly values = new Map<WeightMatrix, Float32Array>();
+  /** Weights whose Wᵀ predates the last `syncWeights` (rewritten in place when next needed). */
+  private readonly staleTransposes = new Set<WeightMatrix>();
   private product = new Float32Array(0);
+  private transposeScratch = new Float32Array(0);
 
   constructor(
     readonly addon: KernelAddon,
@@ -91,7 +94,7 @@ export class NativeKernels implements Kernels {
   syncWeights(): void {
     for (const [w, values] of this.values) {
       this.handle(w).write(values);
-      this.transposed.delete(w);
+      if (this.transposed.has(w)) this.staleTransposes.add(w);
     }
   }
 
@@ -199,19 +202,25 @@ export class NativeKernels implements Kernels {
     return matrix.handle;
   }
 
+  /** Wᵀ packed as f32, made on first use and rewritten in place after the weights change. */
   private transposedOf(w: WeightMatrix): WeightMatrix {
-    let wt = this.transposed.get(w);
-    if (!wt) {
-      const values = this.values.get(w) ?? readValues(this.handle(w), w);
-      const t = new Float32Array(values.length);
-      const { rows, cols } = w;
-      for (let r = 0; r < rows; r++) {
-        for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c]!;
-      }
-      wt = this.createMatrix(cols, rows, "F32", new Uint8Array(t.buffer));
-      this.transposed.set(w, wt);
+    const wt = this.transposed.get(w);
+    if (wt && !this.staleTransposes.has(w)) return wt;
+    const values = this.values.get(w) ?? readValues(this.handle(w), w);
+    if (this.transposeScratch.length < values.length) this.transposeScratch = new Float32Array(values.length);
+    const t = this.transposeScratch.subarray(0, values.length);
+    const { rows, cols } = w;
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c]!;
     }
-    return wt;
+    this.staleTransposes.delete(w);
+    if (wt) {
+      this.handle(wt).write(t);
+      return wt;
+    }
+    const created = this.createMatrix(cols, rows, "F32", new Uint8Array(t.buffer, t.byteOffset, t.byteLength));
+    this.transposed.set(w, created);
+    return created;
   }
 }
 
