@@ -20,6 +20,17 @@ constexpr double kLn2Over64Lo = 1.9082149292705877e-10 / 64;
 constexpr double kRoundingShift = 6755399441055744.0;  // 1.5 · 2^52
 constexpr double kExpFloor = -700;
 
+// 2^-e for 0 ≤ e < 1024, exact (halving a power of two is exact down to 2^-1022): the integer part
+// of exp's scaling, as the JavaScript version reads it from a table too.
+struct IntegerPowers {
+  double values[1024];
+  IntegerPowers() {
+    values[0] = 1;
+    for (int e = 1; e < 1024; e++) values[e] = values[e - 1] / 2;
+  }
+};
+const IntegerPowers kIntegerPowers;
+
 // e^x for x ≤ 0; `fraction_powers[j]` = 2^(-j/64).
 inline double exp_non_positive(double x, const double* fraction_powers) {
   if (!(x > kExpFloor)) return 0;
@@ -28,7 +39,7 @@ inline double exp_non_positive(double x, const double* fraction_powers) {
   const double r = (x - steps * kLn2Over64Hi) - steps * kLn2Over64Lo;
   const double poly = 1 + r * (1 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r / 120))));
   const int k = static_cast<int>(-steps);
-  return poly * fraction_powers[k & 63] * std::ldexp(1.0, -(k >> 6));
+  return poly * fraction_powers[k & 63] * kIntegerPowers.values[k >> 6];
 }
 
 }  // namespace
