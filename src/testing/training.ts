@@ -61,7 +61,13 @@ export async function waitForJob(t: TestApp, jobId: string, done: (job: { status
 
 export const isTerminal = (job: { status: string }) => ["succeeded", "failed", "cancelled"].includes(job.status);
 
+/** Every event of a job, following the pages (a fast job may have hundreds). */
 export async function allEvents(t: TestApp, jobId: string, key = t.keys.alice): Promise<{ id: string; type: string; data: Record<string, unknown> }[]> {
-  const res = await t.request(key, { method: "GET", url: `/v1/preview/training-jobs/${jobId}/events?limit=100` });
-  return res.json().data;
+  const events: { id: string; type: string; data: Record<string, unknown> }[] = [];
+  for (let after = ""; ; ) {
+    const page = (await t.request(key, { method: "GET", url: `/v1/preview/training-jobs/${jobId}/events?limit=100${after && `&after=${after}`}` })).json();
+    events.push(...page.data);
+    if (!page.has_more) return events;
+    after = page.last_id;
+  }
 }
