@@ -21,10 +21,20 @@ void KernelContext::linear_weight_backward(float* d_weight, float* d_bias, const
   if (dy_t_.size() < dy_size) dy_t_.resize(dy_size);
   if (product_.size() < product_size) product_.resize(product_size);
   float* dy_t = dy_t_.data();
-  for_chunks(out_dim, std::max<size_t>(1, kParallelElements / std::max(rows, 1)), [&](size_t begin, size_t end) {
-    for (int r = 0; r < rows; r++) {
-      const float* from = dy + static_cast<size_t>(r) * out_dim;
-      for (size_t o = begin; o < end; o++) dy_t[o * rows + r] = from[o];
+  // dyᵀ in 16 × 16 tiles, so reads and writes both stay within a few cache lines.
+  constexpr size_t kTile = 16;
+  const size_t row_tiles = (static_cast<size_t>(rows) + kTile - 1) / kTile;
+  for_chunks(row_tiles, std::max<size_t>(1, kParallelElements / (kTile * std::max(out_dim, 1))), [&](size_t begin, size_t end) {
+    for (size_t tile = begin; tile < end; tile++) {
+      const size_t r0 = tile * kTile;
+      const size_t r1 = std::min<size_t>(rows, r0 + kTile);
+      for (size_t o0 = 0; o0 < static_cast<size_t>(out_dim); o0 += kTile) {
+        const size_t o1 = std::min<size_t>(out_dim, o0 + kTile);
+        for (size_t r = r0; r < r1; r++) {
+          const float* from = dy + r * out_dim;
+          for (size_t o = o0; o < o1; o++) dy_t[o * rows + r] = from[o];
+        }
+      }
     }
   });
   flywheel::matmul(pool_, scratch_, matmul_kernels_, product_.data(), dy_t, out_dim, x_t_, nullptr);
