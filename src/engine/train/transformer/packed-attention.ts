@@ -1,19 +1,8 @@
-import type { AttentionShape, Kernels } from "../../kernels/types.js";
+import type { AttentionBackwardArgs, AttentionShape, Kernels } from "../../kernels/types.js";
 import type { AttentionSpan } from "./sequence.js";
 
-/** The whole packed row's tensors, laid out as `Kernels.attentionBackward` takes one span's. */
-export interface PackedAttentionBackwardArgs {
-  /** Written. */
-  dq: Float32Array;
-  /** Added to (the caller zeroes them once per layer). */
-  dKeys: Float32Array;
-  dValues: Float32Array;
-  dOut: Float32Array;
-  q: Float32Array;
-  keys: Float32Array;
-  values: Float32Array;
-  spans: readonly AttentionSpan[];
-}
+/** The whole packed row's tensors, laid out as `Kernels.attentionBackward` takes one span's; dKeys/dValues are added to. */
+export type PackedAttentionBackwardArgs = Omit<AttentionBackwardArgs, "rows" | "start" | "shape"> & { spans: readonly AttentionSpan[] };
 
 /**
  * Attention over a packed row, span by span (`attentionSpans`): a span without context runs the
