@@ -87,3 +87,13 @@ describe("flywheel serve", () => {
     expect(res.stderr).toMatch(/--port/);
   });
 });
+
+describe("flywheel --help", () => {
+  it("answers --help and -h after any command and subcommand with that command's usage", async () => {
+    for (const args of [["models", "make-tiny", "--help"], ["keys", "create", "-h"], ["checkpoints", "download", "--help"]]) {
+      const res = await runCli(args, {});
+      expect(res.code, `${args.join(" ")}: ${res.stderr}`).toBe(0);
+      expect(res.stdout).toContain(`flywheel ${args[0]} ${args[1]}`);
+    }
+  }, 180_000);
+});

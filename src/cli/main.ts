@@ -29,6 +29,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const command = commands[name];
   if (!command) throw new UsageError(`unknown command '${name}'\n\n${usage()}`);
+  // `flywheel models make-tiny --help` and the like: the command's usage, before any option is parsed.
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(command.usage);
+    return;
+  }
   await command.run(args);
 }
 
