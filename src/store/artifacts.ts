@@ -80,7 +80,3 @@ export async function findArtifactVersion(
   return row ? toArtifact(row) : undefined;
 }
 
-export async function getArtifactById(db: Kysely<Database>, id: string): Promise<Artifact | undefined> {
-  const row = await db.selectFrom("artifacts").selectAll().where("id", "=", id).executeTakeFirst();
-  return row ? toArtifact(row) : undefined;
-}
