@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { installJsonBodyParser } from "../json-body.js";
 import { chatCompletionsRoute } from "./completions-route.js";
 import { keepExactTopLevelIntegers } from "./exact-integers.js";
+import { legacyCompletionsRoute } from "./legacy-completions/route.js";
 import { loraRoutes } from "./lora-routes.js";
 import { modelListRoute } from "./models-route.js";
 import { RuntimeAdapters } from "./runtime-adapters.js";
@@ -21,5 +22,6 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
   const routing: ChatRouting = { runtimeAdapters: new RuntimeAdapters(), upstreams: new UpstreamRouter(app.services.config.upstreams) };
   modelListRoute(app, routing);
   chatCompletionsRoute(app, routing);
+  legacyCompletionsRoute(app, routing);
   loraRoutes(app, routing.runtimeAdapters);
 }
