@@ -5,6 +5,7 @@ import { chatCompletionsRoute } from "./completions-route.js";
 import { keepExactTopLevelIntegers } from "./exact-integers.js";
 import { legacyCompletionsRoute } from "./legacy-completions/route.js";
 import { loraRoutes } from "./lora-routes.js";
+import { messagesRoute } from "./messages-api/route.js";
 import { modelListRoute } from "./models-route.js";
 import { RuntimeAdapters } from "./runtime-adapters.js";
 import { tokenizeRoutes } from "./tokenize/route.js";
@@ -29,6 +30,7 @@ export async function chatRoutes(app: FastifyInstance, options: { routing: ChatR
   modelListRoute(app, routing);
   chatCompletionsRoute(app, routing);
   legacyCompletionsRoute(app, routing);
+  messagesRoute(app, routing);
   loraRoutes(app, routing.runtimeAdapters);
 }
 

@@ -41,7 +41,7 @@ describe("POST /tokenize and /detokenize", () => {
   });
 
   it("tokenizes chat messages to exactly the prompt chat completions run", async () => {
-    const messages = [
+    const messages: { role: "system" | "user"; content: string }[] = [
       { role: "system", content: "Be brief." },
       { role: "user", content: "Hi there" },
     ];
