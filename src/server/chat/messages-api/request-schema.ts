@@ -4,7 +4,9 @@ import { laxBool, laxFloat, laxInt } from "../lax.js";
 /**
  * Anthropic's `POST /v1/messages` body: `model`, `max_tokens` and `messages` (user/assistant turns
  * of text, `tool_use` and `tool_result` blocks), a `system` prompt, `stop_sequences`, sampling,
- * `tools` with an `input_schema` and `tool_choice`. Unknown fields are ignored; blocks of other
+ * `tools` with an `input_schema` and `tool_choice`, `output_config` (structured output, effort).
+ * Anthropic's current SDKs no longer send `temperature`/`top_p`/`top_k`; older clients (and
+ * `extra_body`) do, and they are honoured. Unknown fields are ignored; blocks of other
  * types (images, documents) pass the schema and are refused by the translation with a clear message.
  */
 
@@ -58,6 +60,13 @@ export const MessagesReq = z.object({
   tool_choice: AnthropicToolChoice.nullish(),
   metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
   thinking: JsonObject.nullish(),
+  /** Structured output (`format`: a JSON schema the text must match) and `effort` (the template's reasoning effort). */
+  output_config: z
+    .object({
+      effort: z.enum(["low", "medium", "high", "xhigh", "max"]).nullish(),
+      format: z.object({ type: z.literal("json_schema"), schema: JsonObject }).nullish(),
+    })
+    .nullish(),
 });
 
 export type MessagesRequest = z.output<typeof MessagesReq>;

@@ -33,6 +33,9 @@ export function toChatRequest(req: MessagesRequest): ChatCompletionRequest {
     stream: req.stream ?? false,
     logprobs: false,
   };
+  const format = req.output_config?.format;
+  if (format) body.response_format = { type: "json_schema", json_schema: { name: "output", schema: format.schema } };
+  if (req.output_config?.effort) body.reasoning_effort = req.output_config.effort;
   if (req.tool_choice?.type === "none") body.tool_choice = "none";
   const chat = parseInput(ChatCompletionReq, body, "body");
   // Anthropic sets no cap on stop sequences (chat's schema allows 4).
