@@ -6,6 +6,7 @@ import { keepExactTopLevelIntegers } from "./exact-integers.js";
 import { legacyCompletionsRoute } from "./legacy-completions/route.js";
 import { loraRoutes } from "./lora-routes.js";
 import { messagesRoute } from "./messages-api/route.js";
+import { responsesRoutes } from "./responses/route.js";
 import { modelListRoute } from "./models-route.js";
 import { RuntimeAdapters } from "./runtime-adapters.js";
 import { tokenizeRoutes } from "./tokenize/route.js";
@@ -31,6 +32,7 @@ export async function chatRoutes(app: FastifyInstance, options: { routing: ChatR
   chatCompletionsRoute(app, routing);
   legacyCompletionsRoute(app, routing);
   messagesRoute(app, routing);
+  responsesRoutes(app, routing);
   loraRoutes(app, routing.runtimeAdapters);
 }
 
