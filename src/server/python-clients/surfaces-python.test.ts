@@ -51,6 +51,15 @@ describe("the Python SDKs against every inference surface", () => {
     expect(summary.completion_logprob_count).toBeGreaterThan(5);
   }, 300_000);
 
+  it("openai-python: responses chained, with a function call and its output, streamed, and refused", async () => {
+    const summary = await drive("responses");
+    expect(summary.responses_status).toMatch(/^(completed|incomplete)$/);
+    expect(summary.responses_stream_text).toBe(summary.responses_output_text);
+    expect(["UTC", "CET"]).toContain((summary.responses_call_arguments as { zone: string }).zone);
+    expect(summary.responses_stream_call_arguments).toEqual(summary.responses_call_arguments);
+    expect(summary).toMatchObject({ responses_chained_input_grew: true, responses_retrieved: true, responses_after_call_output: "response", responses_missing_previous: 404 });
+  }, 300_000);
+
   it("anthropic: messages whole and streamed, a forced tool and its result, errors as the SDK's exceptions", async () => {
     const summary = await drive("messages");
     expect(summary.messages_stop_reason).toMatch(/^(end_turn|max_tokens)$/);

@@ -55,6 +55,37 @@ def completions_section(summary):
         summary["completion_suffix_error"] = error.body.get("message") if isinstance(error.body, dict) else str(error.body)
 
 
+def responses_section(summary):
+    import openai
+
+    client = openai_client()
+    first = client.responses.create(model=MODEL, input="Hello", instructions="Be brief.", max_output_tokens=5, temperature=0)
+    summary["responses_status"] = first.status
+    summary["responses_output_text"] = first.output_text
+    second = client.responses.create(model=MODEL, previous_response_id=first.id, input="More?", max_output_tokens=5, temperature=0)
+    summary["responses_chained_input_grew"] = second.usage.input_tokens > first.usage.input_tokens
+    summary["responses_retrieved"] = client.responses.retrieve(second.id).id == second.id
+    tools = [{"type": "function", "name": "get_time", "parameters": TIME_SCHEMA, "strict": True}]
+    called = client.responses.create(model=MODEL, input="Time?", tools=tools, tool_choice={"type": "function", "name": "get_time"}, max_output_tokens=40, temperature=0)
+    call = next(item for item in called.output if item.type == "function_call")
+    summary["responses_call_arguments"] = json.loads(call.arguments)
+    answered = client.responses.create(
+        model=MODEL, previous_response_id=called.id, tools=tools, input=[{"type": "function_call_output", "call_id": call.call_id, "output": "12:00"}], max_output_tokens=4, temperature=0
+    )
+    summary["responses_after_call_output"] = answered.object
+    with client.responses.stream(model=MODEL, input="Hello", instructions="Be brief.", max_output_tokens=5, temperature=0) as stream:
+        streamed = "".join(event.delta for event in stream if event.type == "response.output_text.delta")
+    summary["responses_stream_text"] = streamed
+    with client.responses.stream(model=MODEL, input="Time?", tools=tools, tool_choice={"type": "function", "name": "get_time"}, max_output_tokens=40, temperature=0) as stream:
+        final = stream.get_final_response()
+    summary["responses_stream_call_arguments"] = json.loads(next(item for item in final.output if item.type == "function_call").arguments)
+    try:
+        client.responses.create(model=MODEL, previous_response_id="resp_missing", input="x")
+        summary["responses_missing_previous"] = None
+    except openai.NotFoundError as error:
+        summary["responses_missing_previous"] = error.status_code
+
+
 # The anthropic SDK no longer has sampling parameters; the server still takes them.
 GREEDY = {"temperature": 0}
 
@@ -107,7 +138,7 @@ def messages_section(summary):
         summary["messages_bad_request"] = error.body["error"]["type"]
 
 
-SECTIONS = {"chat": chat_section, "completions": completions_section, "messages": messages_section}
+SECTIONS = {"chat": chat_section, "completions": completions_section, "responses": responses_section, "messages": messages_section}
 
 
 def main():
