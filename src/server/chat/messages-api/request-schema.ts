@@ -60,6 +60,7 @@ export const MessagesReq = z.object({
   tool_choice: AnthropicToolChoice.nullish(),
   metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
   thinking: JsonObject.nullish(),
+  return_token_ids: laxBool().nullish().describe("Flywheel extension: add prompt_token_ids, token_ids and logprobs to a whole (not streamed) message; default true for trained-model names"),
   /** Structured output (`format`: a JSON schema the text must match) and `effort` (the template's reasoning effort). */
   output_config: z
     .object({

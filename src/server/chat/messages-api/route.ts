@@ -3,7 +3,8 @@ import { ApiError, errorBody } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
 import type { ChatRouting } from "../index.js";
-import { prepareCompletion } from "../prepare.js";
+import { isTrainedModelName, prepareCompletion } from "../prepare.js";
+import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatBodyLimit } from "../request-limits.js";
 import { prepareContextOf } from "../request-context.js";
 import { collectCompletion } from "../response.js";
@@ -36,13 +37,18 @@ export function messagesRoute(app: FastifyInstance, routing: ChatRouting): void 
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);
       const chat = toChatRequest(body);
+      const withTokens = !body.stream && (body.return_token_ids ?? isTrainedModelName(body.model, context));
+      if (withTokens) requestTokenMetadata(chat);
       const stopSequences = body.stop_sequences ?? [];
       const id = messageId();
       const abort = abortOnDisconnect(reply);
       const prepared = await prepareCompletion(chat, context);
       prepared.plan.output.newToolCallId = toolUseId;
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
-      if (!body.stream) return anthropicMessage(await collectCompletion(events, prepared.plan), id, stopSequences);
+      if (!body.stream) {
+        const completion = await collectCompletion(events, prepared.plan);
+        return { ...anthropicMessage(completion, id, stopSequences), ...(withTokens ? tokenMetadataOf(completion) : {}) };
+      }
       prepared.plan.streamUsage = { include: true, continuous: true };
       const started = await startedEvents(events);
       return sendEventStream(reply, request.log, {

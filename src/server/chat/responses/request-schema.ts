@@ -73,6 +73,7 @@ export const ResponsesReq = z.object({
   store: laxBool().default(true),
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().nullish(),
+  return_token_ids: laxBool().nullish().describe("Flywheel extension: add prompt_token_ids, token_ids and logprobs to a whole (not streamed) response; default true for trained-model names"),
 });
 
 export type ResponsesRequest = z.output<typeof ResponsesReq>;

@@ -6,7 +6,8 @@ import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
 import type { ChatRouting } from "../index.js";
-import { prepareCompletion } from "../prepare.js";
+import { isTrainedModelName, prepareCompletion } from "../prepare.js";
+import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatBodyLimit } from "../request-limits.js";
 import { prepareContextOf } from "../request-context.js";
 import type { ChatMessageIn } from "../request-schema.js";
@@ -52,6 +53,8 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
         previous = stored.conversation as ChatMessageIn[];
       }
       const { chat, conversation } = toChatRequest(body, previous);
+      const withTokens = !body.stream && (body.return_token_ids ?? isTrainedModelName(body.model, context));
+      if (withTokens) requestTokenMetadata(chat);
       const abort = abortOnDisconnect(reply);
       const prepared = await prepareCompletion(chat, context);
       prepared.plan.output.newToolCallId = callId;
@@ -61,8 +64,9 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       };
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
       if (!body.stream) {
-        const result = chatResultOf(await collectCompletion(events, prepared.plan));
-        const final = responseObject(body, meta, { output: outputItems(result), result });
+        const completion = await collectCompletion(events, prepared.plan);
+        const result = chatResultOf(completion);
+        const final = { ...responseObject(body, meta, { output: outputItems(result), result }), ...(withTokens ? tokenMetadataOf(completion) : {}) };
         await keep(final, assistantMessage(result));
         return final;
       }
