@@ -10,7 +10,7 @@ describe("exchanges of the other APIs", () => {
       request: { model: "m", prompt: "Hi", return_token_ids: true },
       response: { choices: [{ index: 0, text: "ab", token_ids: [7, 8], prompt_token_ids: [1, 2, 3], logprobs: { tokens: ["a", "b"], token_logprobs: [-0.5, -1.5], top_logprobs: [], text_offset: [0, 1] }, finish_reason: "length" }] },
     };
-    const [history] = historiesOf({ exchanges: { completions: [exchange] } }, ["t"]);
+    const [history] = historiesOf({ messages_and_choices: [], exchanges: { completions: [exchange] } }, ["t"]);
     expect(history!.history.exchange).toEqual({ prompt_token_ids: [1, 2, 3] });
     const choice = history!.history.messages_and_choices.at(-1) as Parameters<typeof exactChoiceTokenIds>[0];
     expect(exactChoiceTokenIds(choice)).toEqual([7, 8]);
