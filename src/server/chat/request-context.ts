@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { principalOf } from "../auth.js";
+import { ApiError } from "../errors.js";
 import type { ChatRouting } from "./index.js";
 import type { PrepareContext } from "./prepare.js";
 
@@ -15,4 +16,14 @@ export function prepareContextOf(app: FastifyInstance, routing: ChatRouting, req
     runtimeAdapters: routing.runtimeAdapters,
     limits: config.chat,
   };
+}
+
+/**
+ * Only chat completions are forwarded to an upstream server (FLYWHEEL_UPSTREAMS); the other
+ * surfaces run on the built-in engine, so a model served upstream is refused there, clearly.
+ */
+export async function refuseUpstreamModel(routing: ChatRouting, model: string | null | undefined, ctx: PrepareContext, surface: string): Promise<void> {
+  if (await routing.upstreams.target(model, ctx)) {
+    throw new ApiError(501, `The model \`${model}\` is served by an upstream server, which only ${"`/v1/chat/completions`"} reaches; ${surface} is not forwarded.`, { type: "NotImplementedError", param: "model" });
+  }
 }

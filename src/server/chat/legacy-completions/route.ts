@@ -3,7 +3,7 @@ import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
 import type { ChatRouting } from "../index.js";
 import { chatBodyLimit } from "../request-limits.js";
-import { prepareContextOf } from "../request-context.js";
+import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../stream-reply.js";
 import { prepareLegacyCompletion } from "./prepare.js";
 import { CompletionReq } from "./request-schema.js";
@@ -30,6 +30,7 @@ export function legacyCompletionsRoute(app: FastifyInstance, routing: ChatRoutin
     },
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/v1/completions`");
       const abort = abortOnDisconnect(reply);
       const prepared = await prepareLegacyCompletion(body, context);
       const generations = prepared.generates.map((generate) => withChatErrors(prepared.engine.generate({ ...generate, signal: abort.signal })));

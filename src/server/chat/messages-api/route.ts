@@ -6,7 +6,7 @@ import type { ChatRouting } from "../index.js";
 import { isTrainedModelName, prepareCompletion } from "../prepare.js";
 import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatBodyLimit } from "../request-limits.js";
-import { prepareContextOf } from "../request-context.js";
+import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import { collectCompletion } from "../response.js";
 import { streamCompletion } from "../stream.js";
 import { abortOnDisconnect, sendEventStream, startedEvents } from "../stream-reply.js";
@@ -36,6 +36,7 @@ export function messagesRoute(app: FastifyInstance, routing: ChatRouting): void 
     },
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/v1/messages`");
       const chat = toChatRequest(body);
       const withTokens = !body.stream && (body.return_token_ids ?? isTrainedModelName(body.model, context));
       if (withTokens) requestTokenMetadata(chat);

@@ -9,7 +9,7 @@ import type { ChatRouting } from "../index.js";
 import { isTrainedModelName, prepareCompletion } from "../prepare.js";
 import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatBodyLimit } from "../request-limits.js";
-import { prepareContextOf } from "../request-context.js";
+import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import type { ChatMessageIn } from "../request-schema.js";
 import { collectCompletion } from "../response.js";
 import { streamCompletion } from "../stream.js";
@@ -46,6 +46,7 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
     },
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/v1/responses`");
       let previous: ChatMessageIn[] = [];
       if (body.previous_response_id) {
         const stored = await findResponse(store.db, context.entity, body.previous_response_id);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../../routes.js";
 import type { ChatRouting } from "../index.js";
 import { chatBodyLimit, checkRequestSize } from "../request-limits.js";
-import { prepareContextOf } from "../request-context.js";
+import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import { DetokenizeReq, DetokenizeRes, TokenizeReq, TokenizeRes } from "./request-schema.js";
 import { detokenize, tokenize } from "./tokenize.js";
 
@@ -23,7 +23,11 @@ export function tokenizeRoutes(app: FastifyInstance, routing: ChatRouting): void
       precheck: (body) => checkRequestSize(body, config.chat),
       bodyLimit: chatBodyLimit(config),
     },
-    async ({ body }, request) => tokenize(body, prepareContextOf(app, routing, request)),
+    async ({ body }, request) => {
+      const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/tokenize`");
+      return tokenize(body, context);
+    },
   );
   defineRoute(
     app,
@@ -38,6 +42,10 @@ export function tokenizeRoutes(app: FastifyInstance, routing: ChatRouting): void
       security: "bearer",
       bodyLimit: chatBodyLimit(config),
     },
-    async ({ body }, request) => detokenize(body, prepareContextOf(app, routing, request)),
+    async ({ body }, request) => {
+      const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/detokenize`");
+      return detokenize(body, context);
+    },
   );
 }
