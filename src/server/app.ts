@@ -6,7 +6,7 @@ import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
 import { requireApiKey } from "./auth.js";
 import type { ChatEngines } from "./chat/engines.js";
-import { chatRoutes } from "./chat/index.js";
+import { chatRoutes, createChatRouting, rootChatRoutes } from "./chat/index.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
 import { installJsonBodyParser } from "./json-body.js";
 import { installMethodNotAllowed } from "./method-not-allowed.js";
@@ -64,14 +64,19 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
   installMethodNotAllowed(app, styleForUrl);
 
   await app.register(serviceRoutes);
+  const chatRouting = createChatRouting(config);
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", requireApiKey(services.store, "detail", ["bearer"]));
       await v1.register(trainingRoutes);
-      await v1.register(chatRoutes);
+      await v1.register(chatRoutes, { routing: chatRouting });
     },
     { prefix: "/v1" },
   );
+  await app.register(async (root) => {
+    root.addHook("onRequest", requireApiKey(services.store, "openai", ["bearer"]));
+    await root.register(rootChatRoutes, { routing: chatRouting });
+  });
   await app.register(traceRoutes, { prefix: config.traceBasePath });
   await app.register(uiRoutes, { uiDir: options.uiDir });
   return app;

@@ -13,7 +13,7 @@ declare module "fastify" {
 export type CredentialScheme = "bearer" | "basic";
 
 /**
- * Reads the API key from `Authorization`. Bearer is always accepted; with `basic` also
+ * Reads the API key from `Authorization`. Bearer (or an `x-api-key` header) is always accepted; with `basic` also
  * `Basic base64(<any user>:<key>)` (the Weave SDKs send user `api`) and a `wandb-api-key` header.
  */
 export function readApiKey(request: FastifyRequest, schemes: CredentialScheme[]): string | undefined {
@@ -29,6 +29,9 @@ export function readApiKey(request: FastifyRequest, schemes: CredentialScheme[])
       if (password) return password;
     }
   }
+  // Anthropic's SDKs send the key as `x-api-key` (the Messages API lives under /v1 too).
+  const xApiKey = request.headers["x-api-key"];
+  if (typeof xApiKey === "string" && xApiKey) return xApiKey;
   if (schemes.includes("basic")) {
     const wandbKey = request.headers["wandb-api-key"];
     if (typeof wandbKey === "string" && wandbKey) return wandbKey;

@@ -7,10 +7,12 @@ import { RequestValidationError, type ValidationIssue } from "./validation.js";
  * How a surface writes errors other than schema failures (DESIGN.md, "Errors"):
  * - `detail`: preview API and service routes, `{"detail": "message"}`;
  * - `openai`: chat completions and /v1/models, `{"error": {message, type, param, code}}`;
- * - `trace`: the Weave API, `{"reason": "message"}`.
- * Schema failures are 422 `{"detail": [...]}` on every surface.
+ * - `trace`: the Weave API, `{"reason": "message"}`;
+ * - `anthropic`: the Messages API, `{"type": "error", "error": {"type", "message"}}`.
+ * Schema failures are 422 `{"detail": [...]}` on every surface but the Messages API, whose clients
+ * know only its own shape: there they are 400 `invalid_request_error`s naming each problem.
  */
-export type ErrorStyle = "detail" | "openai" | "trace";
+export type ErrorStyle = "detail" | "openai" | "trace" | "anthropic";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -49,8 +51,23 @@ const OPENAI_TYPES: Record<number, string> = {
   503: "ServiceUnavailableError",
 };
 
+/** Anthropic's error types by status (its API's documented set). */
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  503: "overloaded_error",
+  529: "overloaded_error",
+};
+
 export function errorBody(style: ErrorStyle, status: number, message: string, options: ApiError["options"] = {}): Record<string, unknown> {
   switch (style) {
+    case "anthropic":
+      return { type: "error", error: { type: ANTHROPIC_TYPES[status] ?? (status < 500 ? "invalid_request_error" : "api_error"), message } };
     case "openai":
       return { error: { message, type: options.type ?? OPENAI_TYPES[status] ?? "Error", param: options.param ?? null, code: status }, ...options.extra };
     case "trace":
@@ -60,7 +77,11 @@ export function errorBody(style: ErrorStyle, status: number, message: string, op
   }
 }
 
-export function sendValidationError(reply: FastifyReply, issues: ValidationIssue[]): FastifyReply {
+export function sendValidationError(reply: FastifyReply, issues: ValidationIssue[], style: ErrorStyle = "detail"): FastifyReply {
+  if (style === "anthropic") {
+    const message = issues.map((issue) => `${issue.loc.filter((part) => part !== "body").join(".") || "body"}: ${issue.msg}`).join("; ");
+    return reply.code(400).send(errorBody("anthropic", 400, message));
+  }
   return reply.code(422).send({ detail: issues });
 }
 
@@ -73,7 +94,7 @@ export function sendError(reply: FastifyReply, style: ErrorStyle, status: number
 export function installErrorHandler(app: FastifyInstance, styleForUrl: (url: string) => ErrorStyle): void {
   app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const style = request.routeOptions.config?.errorStyle ?? styleForUrl(request.url);
-    if (error instanceof RequestValidationError) return sendValidationError(reply, error.issues);
+    if (error instanceof RequestValidationError) return sendValidationError(reply, error.issues, style);
     if (error instanceof CursorNotFoundError) {
       return sendValidationError(reply, [{ loc: ["query", "after"], msg: error.message, type: "value_error" }]);
     }
@@ -86,10 +107,10 @@ export function installErrorHandler(app: FastifyInstance, styleForUrl: (url: str
     }
     if (code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(reply, style, 413, "Request body too large");
     if (code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
-      return sendValidationError(reply, [{ loc: ["body"], msg: "Field required", type: "missing" }]);
+      return sendValidationError(reply, [{ loc: ["body"], msg: "Field required", type: "missing" }], style);
     }
     if (error instanceof SyntaxError || code === "FST_ERR_CTP_INVALID_JSON_BODY") {
-      return sendValidationError(reply, [{ loc: ["body"], msg: `JSON decode error: ${error.message}`, type: "json_invalid" }]);
+      return sendValidationError(reply, [{ loc: ["body"], msg: `JSON decode error: ${error.message}`, type: "json_invalid" }], style);
     }
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       return sendError(reply, style, statusCode, error.message);

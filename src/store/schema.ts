@@ -107,6 +107,18 @@ export interface ArtifactsTable {
   created_at: string;
 }
 
+export interface StoredResponsesTable {
+  /** `resp_…` */
+  id: string;
+  entity: string;
+  model: string;
+  /** JSON list of chat messages: the conversation up to and including this response's output. */
+  conversation: string;
+  /** JSON: the response object as it was returned. */
+  body: string;
+  created_at: string;
+}
+
 export interface Database extends TraceObjectTables {
   api_keys: ApiKeysTable;
   models: ModelsTable;
@@ -114,4 +126,5 @@ export interface Database extends TraceObjectTables {
   training_jobs: TrainingJobsTable;
   training_job_events: TrainingJobEventsTable;
   artifacts: ArtifactsTable;
+  stored_responses: StoredResponsesTable;
 }

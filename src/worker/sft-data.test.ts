@@ -41,7 +41,7 @@ describe("SFT data", () => {
         tools: [{ type: "function" }],
       },
     ]);
-    expect(() => parseSftRows(JSON.stringify({ exchanges: { responses: [{}] } }), "t.jsonl")).toThrow(/line 1: 'responses' exchanges cannot be trained/);
+    expect(() => parseSftRows(JSON.stringify({ exchanges: { responses: [{}] } }), "t.jsonl")).toThrow(/line 1: 'responses' exchanges cannot be SFT data/);
     expect(() => parseSftRows(JSON.stringify({ exchanges: { chat_completions: [{ request: {} }] } }), "t.jsonl")).toThrow(/needs a chat_completions exchange/);
   });
 

@@ -1,4 +1,4 @@
-import { UNSUPPORTED_EXCHANGE_KINDS, unsupportedExchangeMessage } from "../engine/train/trajectory.js";
+import { nonChatSftExchangeMessage, OTHER_EXCHANGE_KINDS } from "../engine/train/trajectory.js";
 import { type ChatMessage, isChoice } from "./trajectories.js";
 
 /**
@@ -61,9 +61,9 @@ function toRow(value: unknown, where: string): SftRow {
  * conversation (the request's messages, which carry the earlier turns, and the response's choice).
  */
 function exchangesRow(exchanges: Record<string, unknown>, where: string): SftRow {
-  for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
+  for (const kind of OTHER_EXCHANGE_KINDS) {
     const list = exchanges[kind];
-    if (Array.isArray(list) && list.length > 0) throw new SftDataError(`${where}: ${unsupportedExchangeMessage(kind)}`);
+    if (Array.isArray(list) && list.length > 0) throw new SftDataError(`${where}: ${nonChatSftExchangeMessage(kind)}`);
   }
   const list = exchanges.chat_completions;
   const last = Array.isArray(list) ? list[list.length - 1] : undefined;

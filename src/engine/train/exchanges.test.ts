@@ -101,12 +101,12 @@ describe("chat_completions exchanges", () => {
     expect(trainedTexts.sort()).toEqual([2, 3]);
   });
 
-  it("refuse both forms in one trajectory and exchange kinds Flywheel does not serve, naming where", () => {
+  it("refuse both forms in one trajectory and malformed exchanges of every kind, naming where", () => {
     const both: TrajectoryJson = { messages_and_choices: [{ role: "user", content: "Q" }], exchanges: { chat_completions: [exchange([{ role: "user", content: "Q" }], sampled("a", [1]))] } };
     expect(() => historiesOf(both, ["g", 0])).toThrow(TrainingInputError);
     expect(() => historiesOf(both, ["g", 0])).toThrow(/^g\.0: a trajectory cannot contain both/);
     const responses: TrajectoryJson = { messages_and_choices: [], exchanges: { responses: [{}] } };
-    expect(() => historiesOf(responses, ["t"])).toThrow(/^t\.exchanges\.responses: 'responses' exchanges cannot be trained/);
+    expect(() => historiesOf(responses, ["t"])).toThrow(/^t\.exchanges\.responses\.0: an exchange needs a request and a response object/);
     const twoChoices: TrajectoryJson = { messages_and_choices: [], exchanges: { chat_completions: [{ ...exchange([{ role: "user", content: "Q" }], sampled("a", [1])), response: { choices: [sampled("a", [1]), sampled("b", [2])] } }] } };
     expect(() => historiesOf(twoChoices, [])).toThrow(/exchanges\.chat_completions\.0\.response\.choices: .*exactly one choice/);
   });

@@ -1,4 +1,5 @@
 import { TrainingInputError, type Loc } from "./errors.js";
+import { completionsExchange, messagesExchange, responsesExchange } from "./exchange-kinds.js";
 
 /**
  * The trajectory data the preview training API receives (`spec/training.md` §4), as parsed JSON,
@@ -70,8 +71,8 @@ export interface TrajectoryExchangesJson {
   messages?: unknown[] | null;
 }
 
-/** Exchange kinds of APIs that Flywheel does not serve, so their responses cannot be trained on. */
-export const UNSUPPORTED_EXCHANGE_KINDS = ["completions", "responses", "messages"] as const;
+/** Exchange kinds of the other APIs, trained as the Chat Completions exchange each amounts to (`exchange-kinds.ts`). */
+export const OTHER_EXCHANGE_KINDS = ["completions", "responses", "messages"] as const;
 
 export interface TrajectoryJson extends HistoryJson {
   /** ART's newer form: captured exchanges instead of messages_and_choices (never both). */
@@ -135,13 +136,18 @@ function exchangeHistories(trajectory: TrajectoryJson, loc: Loc): { history: His
   if ((Array.isArray(trajectory.messages_and_choices) && trajectory.messages_and_choices.length > 0) || (trajectory.additional_histories ?? []).length > 0) {
     throw new TrainingInputError(loc, "a trajectory cannot contain both exchanges and messages_and_choices (or additional_histories)");
   }
-  for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
-    if ((exchanges[kind] ?? []).length > 0) throw new TrainingInputError([...loc, "exchanges", kind], unsupportedExchangeMessage(kind));
-  }
   const list = exchanges.chat_completions ?? [];
   if (!Array.isArray(list)) throw new TrainingInputError([...loc, "exchanges", "chat_completions"], "must be a list of exchanges");
-  return list.map((exchange, index) => {
-    const exchangeLoc = [...loc, "exchanges", "chat_completions", index];
+  const all: { exchange: ChatCompletionsExchangeJson; loc: Loc }[] = list.map((exchange, index) => ({ exchange, loc: [...loc, "exchanges", "chat_completions", index] }));
+  for (const kind of OTHER_EXCHANGE_KINDS) {
+    const others = exchanges[kind] ?? [];
+    if (!Array.isArray(others)) throw new TrainingInputError([...loc, "exchanges", kind], "must be a list of exchanges");
+    others.forEach((exchange, index) => {
+      const exchangeLoc = [...loc, "exchanges", kind, index];
+      all.push({ exchange: CONVERTERS[kind](exchange, exchangeLoc), loc: exchangeLoc });
+    });
+  }
+  return all.map(({ exchange, loc: exchangeLoc }) => {
     const messages = exchange?.request?.messages;
     if (!Array.isArray(messages)) throw new TrainingInputError([...exchangeLoc, "request", "messages"], "must be a list of messages");
     const choices = exchange.response?.choices;
@@ -159,8 +165,11 @@ function exchangeHistories(trajectory: TrajectoryJson, loc: Loc): { history: His
   });
 }
 
-export function unsupportedExchangeMessage(kind: string): string {
-  return `'${kind}' exchanges cannot be trained: Flywheel serves only the Chat Completions API, so send chat_completions exchanges (or messages_and_choices)`;
+const CONVERTERS = { completions: completionsExchange, responses: responsesExchange, messages: messagesExchange };
+
+/** SFT rows come from chat_completions exchanges only (a conversation with its reply); the other kinds train by RL. */
+export function nonChatSftExchangeMessage(kind: string): string {
+  return `'${kind}' exchanges cannot be SFT data: send chat_completions exchanges (or messages) in train.jsonl or trajectories.jsonl`;
 }
 
 function isTokenIdList(value: unknown): value is number[] {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
 import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
 import type { ChatRouting } from "./index.js";
-import { type PrepareContext, prepareCompletion } from "./prepare.js";
+import { prepareCompletion } from "./prepare.js";
+import { prepareContextOf } from "./request-context.js";
 import { chatBodyLimit, checkRequestSize } from "./request-limits.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
@@ -18,7 +18,7 @@ import { forwardCompletion } from "./upstream/forward.js";
  * are forwarded there once the schema accepted the request.
  */
 export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting): void {
-  const { store, blobs, catalog, config } = app.services;
+  const { config } = app.services;
   defineRoute(
     app,
     {
@@ -33,15 +33,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       bodyLimit: chatBodyLimit(config),
     },
     async ({ body }, request, reply) => {
-      const headerRequestId = request.headers["x-request-id"];
-      const context: PrepareContext = {
-        entity: principalOf(request).entity,
-        headerRequestId: typeof headerRequestId === "string" ? headerRequestId : undefined,
-        engines: app.services.engines,
-        resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog },
-        runtimeAdapters: routing.runtimeAdapters,
-        limits: config.chat,
-      };
+      const context = prepareContextOf(app, routing, request);
       const abort = abortOnDisconnect(reply);
       const upstream = await routing.upstreams.target(body.model, context);
       if (upstream) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ChatLimits } from "../../config.js";
 import type { GenerateRequest, InferenceEngine, ModelInfo } from "../../engine/api.js";
+import type { SamplingParams } from "../../engine/sampling/params.js";
 import type { Tokenizer } from "../../engine/tokenizer/types.js";
 import { ApiError } from "../errors.js";
 import { chatRuleError } from "./chat-errors.js";
@@ -54,22 +55,33 @@ export function tokenDefaults(req: ChatCompletionRequest, trained: boolean): { l
 }
 
 export async function prepareCompletion(req: ChatCompletionRequest, ctx: PrepareContext): Promise<PreparedCompletion> {
-  const runtime = ctx.runtimeAdapters?.get(ctx.entity, req.model);
-  const modelRequest = classifyModelName(req.model, ctx.resolver.catalog);
-  const trained = !runtime && modelRequest.parsed !== undefined && modelRequest.parsed.kind !== "base";
   checkRequestLimits(req, ctx.limits);
-  checkRequestRules(req, { logprobs: tokenDefaults(req, trained).logprobs });
+  checkRequestRules(req, { logprobs: tokenDefaults(req, isTrainedModelName(req.model, ctx)).logprobs });
+  const target = await resolveTarget(req.model, ctx);
+  const engines = ctx.engines!;
+  const planned = await planCompletion(req, target, { render: engines.renderChatTemplate, headerRequestId: ctx.headerRequestId });
+  if (planned.generate.constraint) await checkConstraint(target.engine, planned.generate.constraint);
+  return { engine: target.engine, ...planned };
+}
 
+/** Whether a `model` names a trained model (whose token defaults differ), from its syntax alone. */
+export function isTrainedModelName(name: string | null | undefined, ctx: PrepareContext): boolean {
+  if (ctx.runtimeAdapters?.get(ctx.entity, name)) return false;
+  const parsed = classifyModelName(name, ctx.resolver.catalog).parsed;
+  return parsed !== undefined && parsed.kind !== "base";
+}
+
+/** The model a request names, resolved for the caller's entity, with the engine that serves it (404, 503 otherwise). */
+export async function resolveTarget(name: string | null | undefined, ctx: PrepareContext): Promise<CompletionTarget & { engine: InferenceEngine }> {
+  const runtime = ctx.runtimeAdapters?.get(ctx.entity, name);
   // An adapter loaded by name keeps vLLM's defaults (no logprobs unless asked), like a base model.
   const model: ResolvedModel = runtime
     ? { baseModelId: runtime.baseModelId, responseModel: runtime.name, trained: false, adapter: { id: runtime.id, dir: runtime.dir } }
-    : await resolveModel(modelRequest, ctx.entity, ctx.resolver);
+    : await resolveModel(classifyModelName(name, ctx.resolver.catalog), ctx.entity, ctx.resolver);
   const engines = ctx.engines;
   if (!engines) throw new ApiError(503, "No inference engine is available on this server.", { type: "ServiceUnavailableError" });
   const engine = await loadEngine(engines, model.baseModelId);
-  const planned = await planCompletion(req, { model, info: engine.info, tokenizer: engine.tokenizer }, { render: engines.renderChatTemplate, headerRequestId: ctx.headerRequestId });
-  if (planned.generate.constraint) await checkConstraint(engine, planned.generate.constraint);
-  return { engine, ...planned };
+  return { model, info: engine.info, tokenizer: engine.tokenizer, engine };
 }
 
 /** The model a request runs on: what it resolved to, and the engine's description and tokenizer. */
@@ -90,40 +102,28 @@ export async function planCompletion(
   target: CompletionTarget,
   options: { render: ChatTemplateRenderer; headerRequestId: string | undefined },
 ): Promise<Omit<PreparedCompletion, "engine">> {
-  const { model, info, tokenizer } = target;
+  const { model, tokenizer } = target;
   const { logprobs, asTokenIds } = tokenDefaults(req, model.trained);
-  if (req.priority !== 0 && !info.priorityScheduling) {
-    throw chatRuleError(`Got priority ${req.priority} but Priority scheduling is not enabled.`, { param: "priority" });
-  }
+  checkPriority(req, target.info);
   const features = chatFeatures(tokenizer);
   const toolChoice = effectiveToolChoice(req);
   checkToolChoiceSupported(toolChoice, { id: model.responseModel, hermesToolCalls: features.hermesToolCalls });
   const constraint = buildConstraint(req, toolChoice);
-  const prompt = await renderPrompt(req, { info, tokenizer }, options.render);
-  const requestedParam = req.max_completion_tokens !== null && req.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
-  const budget = resolvePromptBudget({
-    promptTokenIds: prompt.tokenIds,
-    maxModelLen: info.maxModelLen,
-    requested: req.max_completion_tokens ?? req.max_tokens ?? null,
-    requestedParam,
-    truncatePromptTokens: req.truncate_prompt_tokens ?? null,
-    generationMaxTokens: generationMaxTokens(info.generationDefaults),
-  });
-  const params = buildSamplingParams(req, { info, tokenizerVocabSize: tokenizer.vocabSize, maxTokens: budget.maxTokens, logprobs });
+  const prompt = await renderPrompt(req, target, options.render);
+  const id = completionId(options.headerRequestId, req.request_id);
+  const generation = planGeneration(req, target, { id, promptTokenIds: prompt.tokenIds, constraint, logprobs });
+  const { params } = generation.generate;
   // `<tool_call>` may be a special token: keep special tokens in the text when calls are parsed (vLLM's Hermes parser does).
   if (toolChoice.kind !== "none") params.skipSpecialTokens = false;
-  // Streams never carry prompt logprobs (explicit ones are refused above 0); don't compute them.
-  if (req.stream) params.promptLogprobs = null;
 
   const reasoning = features.reasoning ? reasoningStartOf(prompt.text) : null;
   const role = responseRole(req);
   const last = req.messages[req.messages.length - 1]!;
-  const id = completionId(options.headerRequestId, req.request_id);
   const plan: CompletionPlan = {
     id,
     created: Math.floor(Date.now() / 1000),
     model: model.responseModel,
-    systemFingerprint: systemFingerprint(info),
+    systemFingerprint: systemFingerprint(target.info),
     n: params.n,
     role,
     echo: req.echo ? (last.role === role ? contentText(last.content) : "") : null,
@@ -135,17 +135,57 @@ export async function planCompletion(
     hideTokenMetadata: features.reasoning && !req.include_reasoning,
     streamUsage: { include: Boolean(req.stream_options?.include_usage), continuous: Boolean(req.stream_options?.include_usage && req.stream_options.continuous_usage_stats) },
   };
-  // The engine's id stays unique even when callers reuse an X-Request-Id.
-  const requestId = `${id}-${randomBytes(4).toString("hex")}`;
-  const generate: Omit<GenerateRequest, "signal"> = { requestId, promptTokenIds: budget.promptTokenIds, params, priority: req.priority };
-  if (model.adapter) generate.adapter = model.adapter;
-  if (req.cache_salt) generate.cacheSalt = req.cache_salt;
-  if (constraint) {
-    generate.constraint = constraint;
+  const { generate } = generation;
+  if (constraint && reasoning === "reasoning" && req.include_reasoning && features.thinkEndTokenId !== undefined) {
     // A model already thinking when generation starts reasons freely; the grammar starts after `</think>`.
-    if (reasoning === "reasoning" && req.include_reasoning && features.thinkEndTokenId !== undefined) generate.constraintStartsAfterTokenId = features.thinkEndTokenId;
+    generate.constraintStartsAfterTokenId = features.thinkEndTokenId;
   }
   return { generate, plan, stream: Boolean(req.stream) };
+}
+
+/** What `planGeneration` needs beyond the request: the prompt as tokens, and what the surface decided. */
+export interface GenerationInput {
+  /** The response id; the engine's request id is derived from it. */
+  id: string;
+  promptTokenIds: number[];
+  constraint: NonNullable<GenerateRequest["constraint"]> | null;
+  /** `logprobs` after the trained-model default. */
+  logprobs: boolean;
+}
+
+/**
+ * The protocol-independent part of a plan, shared by every surface that generates (chat, the
+ * legacy completions, Responses, Messages): priority, prompt budget, sampling parameters and the
+ * engine request for an already tokenized prompt.
+ */
+export function planGeneration(req: ChatCompletionRequest, target: CompletionTarget, input: GenerationInput): { generate: Omit<GenerateRequest, "signal"> & { params: SamplingParams } } {
+  const { model, info, tokenizer } = target;
+  checkPriority(req, info);
+  const requestedParam = req.max_completion_tokens !== null && req.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
+  const budget = resolvePromptBudget({
+    promptTokenIds: input.promptTokenIds,
+    maxModelLen: info.maxModelLen,
+    requested: req.max_completion_tokens ?? req.max_tokens ?? null,
+    requestedParam,
+    truncatePromptTokens: req.truncate_prompt_tokens ?? null,
+    generationMaxTokens: generationMaxTokens(info.generationDefaults),
+  });
+  const params = buildSamplingParams(req, { info, tokenizerVocabSize: tokenizer.vocabSize, maxTokens: budget.maxTokens, logprobs: input.logprobs });
+  // Streams never carry prompt logprobs (explicit ones are refused above 0); don't compute them.
+  if (req.stream) params.promptLogprobs = null;
+  // The engine's id stays unique even when callers reuse an X-Request-Id.
+  const requestId = `${input.id}-${randomBytes(4).toString("hex")}`;
+  const generate: Omit<GenerateRequest, "signal"> & { params: SamplingParams } = { requestId, promptTokenIds: budget.promptTokenIds, params, priority: req.priority };
+  if (model.adapter) generate.adapter = model.adapter;
+  if (req.cache_salt) generate.cacheSalt = req.cache_salt;
+  if (input.constraint) generate.constraint = input.constraint;
+  return { generate };
+}
+
+function checkPriority(req: ChatCompletionRequest, info: ModelInfo): void {
+  if (req.priority !== 0 && !info.priorityScheduling) {
+    throw chatRuleError(`Got priority ${req.priority} but Priority scheduling is not enabled.`, { param: "priority" });
+  }
 }
 
 async function loadEngine(engines: ChatEngines, baseModelId: string): Promise<InferenceEngine> {
@@ -158,7 +198,7 @@ async function loadEngine(engines: ChatEngines, baseModelId: string): Promise<In
 }
 
 /** Grammar compilation failures are the request's fault: 400 with the compiler's message (vLLM's texts). */
-async function checkConstraint(engine: InferenceEngine, constraint: NonNullable<GenerateRequest["constraint"]>): Promise<void> {
+export async function checkConstraint(engine: InferenceEngine, constraint: NonNullable<GenerateRequest["constraint"]>): Promise<void> {
   try {
     await engine.checkConstraint(constraint);
   } catch (error) {

@@ -48,7 +48,7 @@ export function checkRequestSize(body: unknown, limits: ChatLimits): void {
  * Characters of every string (keys included) in a JSON value, stopping once past `cap`: the
  * prompt a template renders from these holds at least their text.
  */
-function textSize(value: unknown, cap: number): number {
+export function textSize(value: unknown, cap: number): number {
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && total <= cap) {

@@ -7,14 +7,14 @@ import { type CompletionPlan, usage } from "./completion-plan.js";
  * are collected per choice, then each choice's text becomes its message.
  */
 
-interface ChoiceState {
+export interface ChoiceState {
   tokens: SampledToken[];
   text: string;
   finishReason: FinishReason | null;
   stopReason: number | string | null;
 }
 
-interface Started {
+export interface Started {
   promptTokenIds: number[];
   cachedTokens: number;
   promptLogprobs: (PromptPositionLogprobs | null)[] | null;
@@ -23,24 +23,35 @@ interface Started {
 /** Thrown when the engine's event stream ends without ever starting: an engine fault, answered with a 500. */
 export class EngineOutputError extends Error {}
 
-export async function collectCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan): Promise<Record<string, unknown>> {
-  const choices: ChoiceState[] = Array.from({ length: plan.n }, () => ({ tokens: [], text: "", finishReason: null, stopReason: null }));
+/** The engine's events of one generation, gathered per choice; what every surface builds its whole response from. */
+export interface CollectedGeneration {
+  started: Started;
+  choices: ChoiceState[];
+}
+
+export async function collectGeneration(events: AsyncIterable<GenerateEvent>, n: number): Promise<CollectedGeneration> {
+  const choices: ChoiceState[] = Array.from({ length: n }, () => ({ tokens: [], text: "", finishReason: null, stopReason: null }));
   let started: Started | null = null;
   for await (const event of events) {
     if (event.type === "started") started = event;
     else if (event.type === "output") {
       const choice = choices[event.index];
-      if (!choice) throw new EngineOutputError(`engine produced output for choice ${event.index} of ${plan.n}`);
+      if (!choice) throw new EngineOutputError(`engine produced output for choice ${event.index} of ${n}`);
       choice.tokens.push(...event.tokens);
       choice.text += event.text;
     } else {
       const choice = choices[event.index];
-      if (!choice) throw new EngineOutputError(`engine finished choice ${event.index} of ${plan.n}`);
+      if (!choice) throw new EngineOutputError(`engine finished choice ${event.index} of ${n}`);
       choice.finishReason = event.finishReason;
       choice.stopReason = event.stopReason;
     }
   }
   if (!started) throw new EngineOutputError("No output received from the engine.");
+  return { started, choices };
+}
+
+export async function collectCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan): Promise<Record<string, unknown>> {
+  const { started, choices } = await collectGeneration(events, plan.n);
   return buildResponse(plan, started, choices);
 }
 

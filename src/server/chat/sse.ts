@@ -25,9 +25,19 @@ export class SseStream {
     await this.write(`data: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** A named event (`event: <name>\ndata: <json>\n\n`), as the Responses and Messages APIs frame theirs. */
+  async sendNamed(event: string, data: unknown): Promise<void> {
+    await this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
   /** `[DONE]` and the end of the stream. */
   async done(): Promise<void> {
     await this.write("data: [DONE]\n\n");
+    this.end();
+  }
+
+  /** The end of the stream without `[DONE]` (APIs whose last event says it is the last). */
+  end(): void {
     if (this.open) this.body.end();
   }
 

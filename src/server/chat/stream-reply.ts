@@ -31,22 +31,38 @@ export async function startedEvents(events: AsyncIterable<GenerateEvent>): Promi
 
 /** Answers with the event stream of a completion; failures after the headers become an error event, then `[DONE]`. */
 export function sendCompletionStream(reply: FastifyReply, plan: CompletionPlan, events: AsyncIterable<GenerateEvent>, log: FastifyBaseLogger): FastifyReply {
+  return sendEventStream(reply, log, {
+    produce: (sse) => streamCompletion(events, plan, (chunk) => sse.send(chunk)),
+    // Headers are gone: a failure mid-stream is an error event, then [DONE] (spec/chat.md §8.5).
+    fail: (sse, error) => sse.send(streamErrorBody(error)),
+    finish: (sse) => sse.done(),
+  });
+}
+
+/** How one API writes its event stream: the events, a failure after the headers, and the end. */
+export interface EventStreamWriter {
+  produce: (sse: SseStream) => Promise<void>;
+  fail: (sse: SseStream, error: unknown) => Promise<void>;
+  finish: (sse: SseStream) => Promise<void> | void;
+}
+
+/** Answers with a server-sent event stream written by `writer`; unexpected failures are logged. */
+export function sendEventStream(reply: FastifyReply, log: FastifyBaseLogger, writer: EventStreamWriter): FastifyReply {
   const sse = new SseStream();
   void (async () => {
     try {
-      await streamCompletion(events, plan, (chunk) => sse.send(chunk));
+      await writer.produce(sse);
     } catch (error) {
-      // Headers are gone: a failure mid-stream is an error event, then [DONE] (spec/chat.md §8.5).
-      if (!(error instanceof ApiError)) log.error({ err: error }, "chat completion stream failed");
-      await sse.send(streamErrorBody(error));
+      if (!(error instanceof ApiError)) log.error({ err: error }, "event stream failed");
+      await writer.fail(sse, error);
     } finally {
-      await sse.done();
+      await writer.finish(sse);
     }
   })();
   return reply.header("content-type", "text/event-stream; charset=utf-8").header("cache-control", "no-cache").header("x-accel-buffering", "no").send(sse.body);
 }
 
-function streamErrorBody(error: unknown): Record<string, unknown> {
+export function streamErrorBody(error: unknown): Record<string, unknown> {
   if (error instanceof ApiError) return errorBody("openai", error.status, error.message, error.options);
   return errorBody("openai", 500, "Internal server error", { type: "InternalServerError" });
 }

@@ -79,35 +79,25 @@ describe("a training job on exchanges trajectories", () => {
     expect(after).not.toEqual(before);
   });
 
-  it("answers 422 naming a trajectory with both forms, and an exchange kind Flywheel does not serve", async () => {
+  it("answers 422 naming a trajectory with both forms, and malformed exchanges of the other kinds", async () => {
     const model = await client.post<{ id: string }>("/preview/models", { body: { project: "agents", name: "invalid", base_model: TINY_BASE_MODEL } });
     const captured = (await agentRollout(TINY_BASE_MODEL, 10)).exchanges.chat_completions[0]!;
-    const bad = await t.request(t.keys.alice, {
-      method: "POST",
-      url: "/v1/preview/training-jobs",
-      payload: {
-        model_id: model.id,
-        trajectory_groups: [
-          {
-            trajectories: [
-              { exchanges: { chat_completions: [captured] }, messages_and_choices: [{ role: "user", content: "hi" }], reward: 1 },
-              { exchanges: { completions: [{ request: {}, response: {} }] } },
-              { exchanges: { messages: [{}], responses: [{}] } },
-            ],
-          },
-        ],
-      },
-    });
-    expect(bad.statusCode).toBe(422);
-    const detail = bad.json().detail as { loc: (string | number)[]; msg: string }[];
-    expect(detail.map((item) => item.loc.join("."))).toEqual([
-      "body.trajectory_groups.0.trajectories.0",
-      "body.trajectory_groups.0.trajectories.1.exchanges.completions",
-      "body.trajectory_groups.0.trajectories.2.exchanges.responses",
-      "body.trajectory_groups.0.trajectories.2.exchanges.messages",
-    ]);
-    expect(detail[0]!.msg).toMatch(/both exchanges and messages_and_choices/);
-    expect(detail[1]!.msg).toMatch(/'completions' exchanges cannot be trained/);
-    expect(detail[2]!.msg).toMatch(/'responses'/);
+    const job = (trajectories: Record<string, unknown>[]) =>
+      t.request(t.keys.alice, { method: "POST", url: "/v1/preview/training-jobs", payload: { model_id: model.id, trajectory_groups: [{ trajectories }] } });
+    const both = await job([{ exchanges: { chat_completions: [captured] }, messages_and_choices: [{ role: "user", content: "hi" }], reward: 1 }]);
+    expect(both.statusCode).toBe(422);
+    expect(both.json().detail).toEqual([{ loc: ["body", "trajectory_groups", 0, "trajectories", 0], msg: expect.stringMatching(/both exchanges and messages_and_choices/), type: expect.any(String) }]);
+    for (const [kind, exchange, message] of [
+      ["completions", { request: {}, response: {} }, /exactly one choice/],
+      ["completions", { request: { prompt: "x" }, response: { choices: [{ text: "a" }] } }, /send the prompt as token ids, or ask for return_token_ids/],
+      ["responses", {}, /needs a request and a response object/],
+      ["messages", { request: [] }, /needs a request and a response object/],
+    ] as const) {
+      const bad = await job([{ exchanges: { [kind]: [exchange] }, reward: 1 }, { exchanges: { chat_completions: [captured] } }]);
+      expect(bad.statusCode).toBe(422);
+      const detail = bad.json().detail as { loc: (string | number)[]; msg: string }[];
+      expect(detail[0]!.loc.join(".")).toMatch(new RegExp(`^body\\.trajectory_groups\\.0\\.trajectories\\.0\\.exchanges\\.${kind}\\.0`));
+      expect(detail[0]!.msg).toMatch(message);
+    }
   });
 });

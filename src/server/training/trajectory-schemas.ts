@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { UNSUPPORTED_EXCHANGE_KINDS, unsupportedExchangeMessage } from "../../engine/train/trajectory.js";
+import { TrainingInputError } from "../../engine/train/errors.js";
+import { completionsExchange, messagesExchange, responsesExchange } from "../../engine/train/exchange-kinds.js";
 import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
 
 /**
@@ -86,7 +87,7 @@ const ChatCompletionsExchange = z.looseObject({
   model: z.string().nullish(),
 });
 
-/** ART's `TrajectoryExchanges`; its dumps leave out empty lists. Kinds other than chat_completions are refused below. */
+/** ART's `TrajectoryExchanges`; its dumps leave out empty lists. The other kinds are read (and checked) when the job is validated. */
 const Exchanges = z
   .looseObject({
     chat_completions: z.array(ChatCompletionsExchange).nullish(),
@@ -124,8 +125,16 @@ export const TrajectorySchema = z
   .superRefine((trajectory, ctx) => {
     const exchanges = trajectory.exchanges;
     if (!exchanges) return;
-    for (const kind of UNSUPPORTED_EXCHANGE_KINDS) {
-      if (exchanges[kind].length > 0) ctx.addIssue({ code: "custom", path: ["exchanges", kind], message: unsupportedExchangeMessage(kind) });
+    // The other kinds are read as the chat exchange each amounts to; one that cannot be is refused here, not by the worker.
+    for (const [kind, convert] of [["completions", completionsExchange], ["responses", responsesExchange], ["messages", messagesExchange]] as const) {
+      exchanges[kind].forEach((exchange, index) => {
+        try {
+          convert(exchange, ["exchanges", kind, index]);
+        } catch (error) {
+          if (!(error instanceof TrainingInputError)) throw error;
+          ctx.addIssue({ code: "custom", path: error.loc, message: error.detail });
+        }
+      });
     }
     const hasExchanges = Object.values(exchanges).some((list) => list.length > 0);
     const hasHistories = (trajectory.messages_and_choices ?? []).length > 0 || (trajectory.tools ?? null) !== null || (trajectory.additional_histories ?? []).length > 0;

@@ -100,6 +100,14 @@ describe("chat completions forwarded to an upstream server", () => {
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toContain("when using `top_logprobs`, `logprobs` must be set to true.");
   });
+
+  it("refuses the surfaces it does not forward (501, naming the upstream) and starts no engine for them", async () => {
+    const legacy = await client.completions.create({ model: TINY_BASE_MODEL, prompt: "x", max_tokens: 2 }).catch((error: unknown) => error);
+    expect(legacy).toMatchObject({ status: 501, message: expect.stringContaining("served by an upstream server") });
+    const responses = await client.responses.create({ model: TINY_BASE_MODEL, input: "x" }).catch((error: unknown) => error);
+    expect(responses).toMatchObject({ status: 501 });
+    expect(front.engines!.started()).toEqual([]);
+  });
 });
 
 describe("an upstream that cannot serve", () => {

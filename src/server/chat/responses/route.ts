@@ -1,0 +1,114 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { deleteResponse, findResponse, saveResponse } from "../../../store/stored-responses.js";
+import { principalOf } from "../../auth.js";
+import { ApiError } from "../../errors.js";
+import { defineRoute } from "../../routes.js";
+import { withChatErrors } from "../engine-errors.js";
+import type { ChatRouting } from "../index.js";
+import { isTrainedModelName, prepareCompletion } from "../prepare.js";
+import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
+import { chatBodyLimit } from "../request-limits.js";
+import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
+import type { ChatMessageIn } from "../request-schema.js";
+import { collectCompletion } from "../response.js";
+import { streamCompletion } from "../stream.js";
+import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../stream-reply.js";
+import { ResponsesReq } from "./request-schema.js";
+import { assistantMessage, callId, chatResultOf, outputItems, responseId, responseObject } from "./response.js";
+import { ResponsesEventStream } from "./stream.js";
+import { toChatRequest } from "./translate.js";
+
+const ResponseIdParams = z.object({ response_id: z.string() });
+
+const notFound = (id: string) => new ApiError(404, `Response with id '${id}' not found.`, { type: "NotFoundError", param: "response_id" });
+
+/**
+ * The Responses API on the chat core: POST /v1/responses translates the input (after the stored
+ * conversation of `previous_response_id`) into a chat request, runs it as chat runs it, and answers
+ * a `response` object or its event stream; with `store` (the default) the response and its
+ * conversation are kept, scoped to the caller's entity, for GET/DELETE /v1/responses/{id} and for
+ * the next request's `previous_response_id`.
+ */
+export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): void {
+  const { config, store } = app.services;
+  defineRoute(
+    app,
+    {
+      method: "POST",
+      url: "/responses",
+      summary: "Create a model response (OpenAI Responses API; `stream: true` answers with its server-sent events)",
+      tags: ["chat"],
+      body: ResponsesReq,
+      errorStyle: "openai",
+      security: "bearer",
+      bodyLimit: chatBodyLimit(config),
+    },
+    async ({ body }, request, reply) => {
+      const context = prepareContextOf(app, routing, request);
+      await refuseUpstreamModel(routing, body.model, context, "`/v1/responses`");
+      let previous: ChatMessageIn[] = [];
+      if (body.previous_response_id) {
+        const stored = await findResponse(store.db, context.entity, body.previous_response_id);
+        if (!stored) throw new ApiError(404, `Previous response with id '${body.previous_response_id}' not found.`, { type: "NotFoundError", param: "previous_response_id" });
+        previous = stored.conversation as ChatMessageIn[];
+      }
+      const { chat, conversation } = toChatRequest(body, previous);
+      const withTokens = !body.stream && (body.return_token_ids ?? isTrainedModelName(body.model, context));
+      if (withTokens) requestTokenMetadata(chat);
+      const abort = abortOnDisconnect(reply);
+      const prepared = await prepareCompletion(chat, context);
+      prepared.plan.output.newToolCallId = callId;
+      const meta = { id: responseId(), createdAt: Math.floor(Date.now() / 1000), model: prepared.plan.model };
+      const keep = async (final: Record<string, unknown>, assistant: ChatMessageIn) => {
+        if (body.store) await saveResponse(store.db, { id: meta.id, entity: context.entity, model: meta.model, conversation: [...conversation, assistant], body: final });
+      };
+      const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
+      if (!body.stream) {
+        const completion = await collectCompletion(events, prepared.plan);
+        const result = chatResultOf(completion);
+        const final = { ...responseObject(body, meta, { output: outputItems(result), result }), ...(withTokens ? tokenMetadataOf(completion) : {}) };
+        await keep(final, assistantMessage(result));
+        return final;
+      }
+      prepared.plan.streamUsage = { include: true, continuous: false };
+      const started = await startedEvents(events);
+      return sendEventStream(reply, request.log, {
+        produce: async (sse) => {
+          const out = new ResponsesEventStream((event, data) => sse.sendNamed(event, data));
+          const inProgress = responseObject(body, meta, null);
+          await out.event("response.created", { response: inProgress });
+          await out.event("response.in_progress", { response: inProgress });
+          await streamCompletion(started, prepared.plan, (chunk) => out.push(chunk as never));
+          await out.finish();
+          const result = out.result();
+          const final = responseObject(body, meta, { output: out.items, result });
+          await keep(final, assistantMessage(result));
+          await out.event(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
+        },
+        fail: (sse, error) => {
+          const { message, type, param } = streamErrorBody(error).error as { message: string; type: string; param: string | null };
+          return sse.sendNamed("error", { type: "error", code: type, message, param });
+        },
+        finish: (sse) => sse.end(),
+      });
+    },
+  );
+  defineRoute(
+    app,
+    { method: "GET", url: "/responses/:response_id", summary: "Retrieve a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" },
+    async ({ params }, request) => {
+      const stored = await findResponse(store.db, principalOf(request).entity, params.response_id);
+      if (!stored) throw notFound(params.response_id);
+      return stored.body;
+    },
+  );
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/responses/:response_id", summary: "Delete a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" },
+    async ({ params }, request) => {
+      if (!(await deleteResponse(store.db, principalOf(request).entity, params.response_id))) throw notFound(params.response_id);
+      return { id: params.response_id, object: "response", deleted: true };
+    },
+  );
+}
