@@ -14,7 +14,8 @@ export interface JsonBodyOptions {
  * Installs the `application/json` body parser of a scope. An empty or all-whitespace body is no
  * body at all, as if no content type had been sent: HTTP clients such as openai-python set
  * `Content-Type: application/json` on every request that may carry a body, a body-less DELETE
- * included. Routes that require a body still answer 422 "Field required" from their schema.
+ * included. Routes that require a body still answer 422 "Field required" from their schema. A
+ * route's `prescan` sees the text before it is parsed.
  */
 export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOptions = {}): void {
   const { parse, refine } = options;
@@ -32,6 +33,12 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOpt
     const text = body as string;
     if (text.trim() === "") {
       done(null, undefined);
+      return;
+    }
+    try {
+      request.routeOptions.config?.prescan?.(text);
+    } catch (error) {
+      done(error as Error);
       return;
     }
     if (!refine) {
