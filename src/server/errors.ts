@@ -16,7 +16,7 @@ declare module "fastify" {
   interface FastifyContextConfig {
     errorStyle?: ErrorStyle;
     /** Checks of a route on its raw JSON text, before the text is parsed (`RouteSpec.prescan`). */
-    prescan?: (text: string) => void;
+    prescan?: (text: string) => Promise<void>;
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { topLevelArrayLengths } from "./json-array-lengths.js";
+import { topLevelArrayLengths, topLevelArrayLengthsInTurns } from "./json-array-lengths.js";
 
 const lengthsOf = (value: unknown, keys = ["messages", "tools"]) => Object.fromEntries(topLevelArrayLengths(JSON.stringify(value, null, 1), keys));
 
@@ -20,6 +20,19 @@ describe("topLevelArrayLengths", () => {
   it("matches the parsed lengths on large bodies", () => {
     const messages = Array.from({ length: 20_000 }, (_, i) => ({ role: "user", content: `m${i}, "q" [${i}]` }));
     expect(topLevelArrayLengths(JSON.stringify({ messages }), ["messages"]).get("messages")).toBe(20_000);
+  });
+
+  it("gives the same lengths a slice per turn of the event loop, with strings and arrays across the slices", async () => {
+    const messages = Array.from({ length: 30_000 }, (_, i) => ({ role: "user", content: `${"q, [x] \\ \" ".repeat(i % 7)}${i}` }));
+    const text = JSON.stringify({ tools: [], messages, stop: ["a"] });
+    expect(text.length).toBeGreaterThan(3 * 256 * 1024);
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const lengths = await topLevelArrayLengthsInTurns(text, ["messages", "tools"]);
+    clearInterval(ticking);
+    expect(Object.fromEntries(lengths)).toEqual({ tools: 0, messages: 30_000 });
+    expect(Object.fromEntries(lengths)).toEqual(Object.fromEntries(topLevelArrayLengths(text, ["messages", "tools"])));
+    expect(turns).toBeGreaterThan(0);
   });
 
   it("keeps the longest of a repeated key and ignores keys written with escapes", () => {

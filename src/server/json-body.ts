@@ -35,12 +35,18 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOpt
       done(null, undefined);
       return;
     }
-    try {
-      request.routeOptions.config?.prescan?.(text);
-    } catch (error) {
-      done(error as Error);
+    const prescan = request.routeOptions.config?.prescan;
+    if (prescan) {
+      prescan(text).then(
+        () => parseRefined(request, text, done),
+        (error: unknown) => done(error as Error),
+      );
       return;
     }
+    parseRefined(request, text, done);
+  });
+
+  function parseRefined(request: FastifyRequest, text: string, done: Done): void {
     if (!refine) {
       parseText(request, text, done);
       return;
@@ -53,5 +59,5 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOpt
         done(refineError as Error);
       }
     });
-  });
+  }
 }

@@ -25,7 +25,7 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
    * Cheaper checks on the JSON text before it is even parsed (counts of array elements), throwing
    * the route's errors: parsing a body of a few megabytes can hold the event loop for long.
    */
-  prescan?: (text: string) => void;
+  prescan?: (text: string) => Promise<void>;
   /** Largest body this route reads, in bytes (default: the server's); larger ones are a 413 before any is read. */
   bodyLimit?: number;
 }

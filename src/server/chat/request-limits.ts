@@ -1,5 +1,5 @@
 import type { ChatLimits, Config } from "../../config.js";
-import { topLevelArrayLengths } from "../json-array-lengths.js";
+import { topLevelArrayLengthsInTurns } from "../json-array-lengths.js";
 import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
@@ -41,11 +41,12 @@ export function checkRequestSize(body: unknown, limits: ChatLimits): void {
 }
 
 /**
- * The message and tool counts again, on the body's JSON text before it is parsed: building 200,000
- * messages would hold the event loop for hundreds of milliseconds only to refuse them.
+ * The message and tool counts again, on the body's JSON text before it is parsed (a slice per turn
+ * of the event loop): building 200,000 messages would hold the loop for hundreds of milliseconds
+ * only to refuse them.
  */
-export function prescanRequestSize(text: string, limits: ChatLimits): void {
-  const lengths = topLevelArrayLengths(text, ["messages", "tools"]);
+export async function prescanRequestSize(text: string, limits: ChatLimits): Promise<void> {
+  const lengths = await topLevelArrayLengthsInTurns(text, ["messages", "tools"]);
   checkCounts(lengths.get("messages") ?? 0, lengths.get("tools") ?? 0, limits);
 }
 
