@@ -18,8 +18,8 @@ import { createTestDatabase, dropTestDatabase, makeTempDir, testDialects } from 
  *
  * Each request runs alone while /health is polled every 5 ms (a few hundred samples per request).
  * The bar is 100 ms plus what the machine itself adds: the p99 of /health with no request running,
- * measured at the start (a few ms on a quiet machine; tens of ms on a loaded 2-core CI machine,
- * where other test files compete for the same cores).
+ * measured for 1.5 s just before each request (a few ms on a quiet machine; tens of ms, at times
+ * over 100, on a loaded 2-core CI machine where other test files compete for the same cores).
  */
 const CALLS = Number(process.env.FLYWHEEL_LOAD_CALLS ?? 60_000);
 const MODEL = "fixture/tiny";
@@ -199,13 +199,15 @@ describe.each(testDialects)("/health while heavy requests run, on %s", (dialect)
 
   it.each(heavy.map((request) => [request.name, request]))("keeps /health under 100 ms at p99 during %s", async (_name, request) => {
     const body = JSON.stringify(request.body());
+    // What the machine adds right now (its load changes from minute to minute).
+    const idleNow = await healthLatenciesDuring(server.url, Promise.resolve(), 1500);
     const started = performance.now();
     const work = post(request.path, body);
     const latencies = await healthLatenciesDuring(server.url, work, 3000);
     const answer = await work;
     const ms = performance.now() - started;
-    console.log(`${dialect}: ${request.name}: HTTP ${answer.status} after ${ms.toFixed(0)} ms (${answer.bytes} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls`);
+    console.log(`${dialect}: ${request.name}: HTTP ${answer.status} after ${ms.toFixed(0)} ms (${answer.bytes} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle just before: p99 ${p99(idleNow).toFixed(1)} ms)`);
     request.expect(answer);
-    expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan(BAR_MS + p99(idle));
+    expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan(BAR_MS + p99(idleNow));
   }, 300_000);
 });
