@@ -2,6 +2,24 @@ import type { Worker } from "node:worker_threads";
 import { ChatTemplateError, type ChatTemplateErrorKind, type ChatTemplateRequest } from "./chat-template.js";
 import { spawnModuleThread } from "./thread-spawn.js";
 
+/** Ids copied per turn of the event loop: a few milliseconds' work even on a busy machine. */
+const IDS_PER_TURN = 32_768;
+
+/**
+ * Ids arrive as one transferred buffer (nothing copied across threads); the plain array the rest
+ * of the server takes is filled a slice per turn of the event loop, so a prompt of a million
+ * tokens never holds it for long.
+ */
+async function idsToArray(ids: Uint32Array): Promise<number[]> {
+  const out = new Array<number>(ids.length);
+  for (let start = 0; start < ids.length; start += IDS_PER_TURN) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    const end = Math.min(ids.length, start + IDS_PER_TURN);
+    for (let i = start; i < end; i++) out[i] = ids[i]!;
+  }
+  return out;
+}
+
 /** What a template may cost before it is stopped with a `limit` ChatTemplateError. */
 export interface ChatTemplateLimits {
   /** Longest a render may take, from when a thread starts it. */
@@ -14,18 +32,31 @@ export interface ChatTemplateLimits {
   threads: number;
 }
 
+/** Tokenize the render on the same thread, with the tokenizer of this checkpoint directory. */
+export interface PromptTokenization {
+  tokenizerDir: string;
+  addSpecialTokens: boolean;
+}
+
 export interface TemplateJob {
   id: number;
   template: string;
   request: ChatTemplateRequest;
   maxOutputChars: number;
+  tokenize?: PromptTokenization;
 }
 
-export type TemplateReply = { id: number; text: string } | { id: number; error: { kind: ChatTemplateErrorKind; message: string } };
+/** A render, and its token ids when the job asked for them. */
+export interface RenderedTemplate {
+  text: string;
+  tokenIds?: number[];
+}
+
+export type TemplateReply = { id: number; text: string; tokenIds?: Uint32Array } | { id: number; error: { kind: ChatTemplateErrorKind; message: string } };
 
 interface Pending {
   job: TemplateJob;
-  resolve: (text: string) => void;
+  resolve: (rendered: RenderedTemplate) => void;
   reject: (error: Error) => void;
 }
 
@@ -36,10 +67,11 @@ interface Slot {
 }
 
 /**
- * Renders chat templates on worker threads, so a template that loops or grows without end never
- * blocks the event loop: past the time limit or the memory limit its thread is terminated (and a
- * fresh one started) and the render fails with a `limit` ChatTemplateError; an oversized output
- * fails the same way. Jobs wait in order for a free thread. Threads start on first use.
+ * Renders chat templates on worker threads, and tokenizes the render there when asked, so neither a
+ * template that loops or grows without end nor a long prompt ever blocks the event loop: past the
+ * time limit or the memory limit its thread is terminated (and a fresh one started) and the job
+ * fails with a `limit` ChatTemplateError; an oversized output fails the same way. Jobs wait in
+ * order for a free thread. Threads start on first use.
  */
 export class ChatTemplatePool {
   private readonly slots: Slot[] = [];
@@ -49,10 +81,13 @@ export class ChatTemplatePool {
 
   constructor(readonly limits: ChatTemplateLimits) {}
 
-  render(template: string, request: ChatTemplateRequest): Promise<string> {
+  /** Renders `template`; with `tokenize`, also returns the render's token ids. */
+  render(template: string, request: ChatTemplateRequest, tokenize?: PromptTokenization): Promise<RenderedTemplate> {
     if (this.closed) return Promise.reject(new Error("the chat template pool is closed"));
     return new Promise((resolve, reject) => {
-      this.queue.push({ job: { id: this.nextId++, template, request, maxOutputChars: this.limits.maxOutputChars }, resolve, reject });
+      const job: TemplateJob = { id: this.nextId++, template, request, maxOutputChars: this.limits.maxOutputChars };
+      if (tokenize) job.tokenize = tokenize;
+      this.queue.push({ job, resolve, reject });
       this.dispatch();
     });
   }
@@ -71,8 +106,9 @@ export class ChatTemplatePool {
         return;
       }
       const pending = this.queue.shift()!;
+      const work = pending.job.tokenize ? "The prompt did not finish rendering and tokenizing" : "The chat template did not finish rendering";
       const timer = setTimeout(() => {
-        void this.replace(slot, new ChatTemplateError("limit", `The chat template did not finish rendering within ${this.limits.timeoutMs} ms`));
+        void this.replace(slot, new ChatTemplateError("limit", `${work} within ${this.limits.timeoutMs} ms (FLYWHEEL_CHAT_TEMPLATE_TIMEOUT_MS)`));
       }, this.limits.timeoutMs);
       slot.running = { ...pending, timer };
       slot.worker.postMessage(pending.job);
@@ -95,7 +131,10 @@ export class ChatTemplatePool {
       if (!running || running.job.id !== message.id) return;
       clearTimeout(running.timer);
       slot.running = undefined;
-      if ("text" in message) running.resolve(message.text);
+      if ("text" in message) {
+        if (message.tokenIds) void idsToArray(message.tokenIds).then((tokenIds) => running.resolve({ text: message.text, tokenIds }));
+        else running.resolve({ text: message.text });
+      }
       else running.reject(new ChatTemplateError(message.error.kind, message.error.message));
       this.dispatch();
     });

@@ -14,7 +14,8 @@ export interface JsonBodyOptions {
  * Installs the `application/json` body parser of a scope. An empty or all-whitespace body is no
  * body at all, as if no content type had been sent: HTTP clients such as openai-python set
  * `Content-Type: application/json` on every request that may carry a body, a body-less DELETE
- * included. Routes that require a body still answer 422 "Field required" from their schema.
+ * included. Routes that require a body still answer 422 "Field required" from their schema. A
+ * route's `prescan` sees the text before it is parsed.
  */
 export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOptions = {}): void {
   const { parse, refine } = options;
@@ -34,6 +35,18 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOpt
       done(null, undefined);
       return;
     }
+    const prescan = request.routeOptions.config?.prescan;
+    if (prescan) {
+      prescan(text).then(
+        () => parseRefined(request, text, done),
+        (error: unknown) => done(error as Error),
+      );
+      return;
+    }
+    parseRefined(request, text, done);
+  });
+
+  function parseRefined(request: FastifyRequest, text: string, done: Done): void {
     if (!refine) {
       parseText(request, text, done);
       return;
@@ -46,5 +59,5 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyOpt
         done(refineError as Error);
       }
     });
-  });
+  }
 }

@@ -4,7 +4,7 @@ import type { Tokenizer } from "../engine/tokenizer/types.js";
 import type { CompletionPlan } from "../server/chat/completion-plan.js";
 import { LogprobFormatter } from "../server/chat/logprobs.js";
 import { ByteTokenizer } from "./byte-tokenizer.js";
-import type { ChatTemplateInput, TemplateModel } from "../server/chat/template.js";
+import type { ChatTemplateInput, RenderedPrompt, TemplateModel } from "../server/chat/template.js";
 import { ApiError } from "../server/errors.js";
 import { type ChatCompletionRequest, ChatCompletionReq } from "../server/chat/request-schema.js";
 import { parseInput } from "../server/validation.js";
@@ -47,9 +47,9 @@ export async function asyncApiErrorOf(action: () => Promise<unknown>): Promise<T
  * A plain @huggingface/jinja rendering for tests of the chat layer on its own (no continue_final_message
  * trimming, no HF `tojson` overrides); the service renders through the engine's full implementation.
  */
-export function renderWithJinja(model: TemplateModel, input: ChatTemplateInput): string {
+export async function renderWithJinja(model: TemplateModel, input: ChatTemplateInput, options: { addSpecialTokens: boolean }): Promise<RenderedPrompt> {
   const eos = model.tokenizer.eosTokenId;
-  return new Template(input.template).render({
+  const text = new Template(input.template).render({
     ...input.variables,
     messages: input.messages,
     tools: input.tools,
@@ -58,6 +58,7 @@ export function renderWithJinja(model: TemplateModel, input: ChatTemplateInput):
     continue_final_message: input.continueFinalMessage,
     eos_token: eos === undefined ? "" : model.tokenizer.tokenString(eos),
   });
+  return { text, tokenIds: model.tokenizer.encode(text, options) };
 }
 
 /** A ChatML template in the style of Qwen's: tools in the system turn, <think> reasoning, tool calls and results. */

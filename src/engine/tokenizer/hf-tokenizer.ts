@@ -25,6 +25,7 @@ export class HfTokenizer implements Tokenizer {
   readonly vocabSize: number;
   readonly bosTokenId: number | undefined;
   readonly eosTokenId: number | undefined;
+  readonly sourceDir: string | undefined;
   private readonly lib: LibTokenizer;
   private readonly pieces: (string | undefined)[];
   private readonly addedTokens = new Map<number, string>();
@@ -33,7 +34,8 @@ export class HfTokenizer implements Tokenizer {
   private readonly pieceEncoding: PieceEncoding;
   private readonly cleanUpSpaces: boolean;
 
-  constructor(json: JsonObject, config: TokenizerConfig, file = "tokenizer.json") {
+  constructor(json: JsonObject, config: TokenizerConfig, file = "tokenizer.json", sourceDir?: string) {
+    this.sourceDir = sourceDir;
     const model = json.model;
     if (!isObject(model) || model.type !== "BPE") {
       throw new CheckpointError(file, "model.type", `${describe(isObject(model) ? model.type : model)} is not supported (BPE tokenizers only)`);
@@ -74,7 +76,7 @@ export class HfTokenizer implements Tokenizer {
   static load(dir: string, config: TokenizerConfig): HfTokenizer {
     const file = path.join(dir, "tokenizer.json");
     if (!fs.existsSync(file)) throw new CheckpointError(file, undefined, "is missing (only fast tokenizers saved as tokenizer.json are supported)");
-    return new HfTokenizer(readJsonObject(file), config, file);
+    return new HfTokenizer(readJsonObject(file), config, file, dir);
   }
 
   /** Encodes text; `addSpecialTokens` (default false) runs the post-processor, e.g. to add BOS. */

@@ -8,6 +8,11 @@ export interface Tokenizer {
   readonly vocabSize: number;
   readonly bosTokenId: number | undefined;
   readonly eosTokenId: number | undefined;
+  /**
+   * The checkpoint directory this tokenizer was read from, when it was: another thread can load the
+   * same tokenizer from there (long prompts are tokenized off the event loop that way).
+   */
+  readonly sourceDir?: string;
   encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
   decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean; spacesBetweenSpecialTokens?: boolean }): string;
   /** The exact bytes a token stands for (byte-level pieces decoded to bytes; special tokens as UTF-8 of their text). */

@@ -1,4 +1,5 @@
 import type { ChatLimits, Config } from "../../config.js";
+import { topLevelArrayLengthsInTurns } from "../json-array-lengths.js";
 import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
@@ -32,15 +33,29 @@ export function chatBodyLimit(config: Pick<Config, "bodyLimitBytes" | "chat">): 
 export function checkRequestSize(body: unknown, limits: ChatLimits): void {
   if (body === null || typeof body !== "object") return;
   const { messages, tools, chat_template: template } = body as Record<string, unknown>;
-  if (Array.isArray(messages) && messages.length > limits.maxMessages) {
-    throw chatRuleError(`The request has ${messages.length} messages, more than this server's limit of ${limits.maxMessages} (FLYWHEEL_MAX_MESSAGES).`, { param: "messages" });
-  }
-  if (Array.isArray(tools) && tools.length > limits.maxTools) {
-    throw chatRuleError(`The request has ${tools.length} tools, more than this server's limit of ${limits.maxTools} (FLYWHEEL_MAX_TOOLS).`, { param: "tools" });
-  }
+  checkCounts(Array.isArray(messages) ? messages.length : 0, Array.isArray(tools) ? tools.length : 0, limits);
   const chars = textSize([messages, tools, template], limits.maxPromptChars);
   if (chars > limits.maxPromptChars) {
     throw chatRuleError(`The request's messages, tools and template hold more than ${limits.maxPromptChars} characters, this server's limit for a prompt (FLYWHEEL_MAX_PROMPT_CHARS).`, { param: "messages" });
+  }
+}
+
+/**
+ * The message and tool counts again, on the body's JSON text before it is parsed (a slice per turn
+ * of the event loop): building 200,000 messages would hold the loop for hundreds of milliseconds
+ * only to refuse them.
+ */
+export async function prescanRequestSize(text: string, limits: ChatLimits): Promise<void> {
+  const lengths = await topLevelArrayLengthsInTurns(text, ["messages", "tools"]);
+  checkCounts(lengths.get("messages") ?? 0, lengths.get("tools") ?? 0, limits);
+}
+
+function checkCounts(messages: number, tools: number, limits: ChatLimits): void {
+  if (messages > limits.maxMessages) {
+    throw chatRuleError(`The request has ${messages} messages, more than this server's limit of ${limits.maxMessages} (FLYWHEEL_MAX_MESSAGES).`, { param: "messages" });
+  }
+  if (tools > limits.maxTools) {
+    throw chatRuleError(`The request has ${tools} tools, more than this server's limit of ${limits.maxTools} (FLYWHEEL_MAX_TOOLS).`, { param: "tools" });
   }
 }
 

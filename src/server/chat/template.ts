@@ -28,10 +28,12 @@ export interface ChatTemplateInput {
 /**
  * Renders `input.template` with Hugging Face apply_chat_template semantics for this engine's
  * tokenizer (its special tokens as `bos_token`, `eos_token`, … variables; `raise_exception`,
- * `strftime_now`, HF's `tojson`). Template errors throw an Error whose message the caller sees
- * in a 400. Implemented over @huggingface/jinja by the engine; injected through `ChatEngines`.
+ * `strftime_now`, HF's `tojson`) and tokenizes the render (`addSpecialTokens` adds the tokenizer's
+ * own BOS/EOS on top of the template's). Template errors throw an Error whose message the caller
+ * sees in a 400. Implemented over @huggingface/jinja by the engine, on threads of its own (work
+ * that grows with the request never runs on the event loop); injected through `ChatEngines`.
  */
-export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInput) => string | Promise<string>;
+export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInput, options: { addSpecialTokens: boolean }) => Promise<RenderedPrompt>;
 
 /** What rendering needs of an engine: its model info (template) and tokenizer (special tokens). */
 export type TemplateModel = Pick<InferenceEngine, "info" | "tokenizer">;
@@ -89,14 +91,12 @@ export interface RenderedPrompt {
 /** Renders and tokenizes; `add_special_tokens` adds the tokenizer's own BOS/EOS on top of the template's. */
 export async function renderPrompt(req: ChatCompletionRequest, engine: TemplateModel, render: ChatTemplateRenderer): Promise<RenderedPrompt> {
   const input = chatTemplateInput(req, engine.info.chatTemplates);
-  let text: string;
   try {
-    text = await render(engine, input);
+    return await render(engine, input, { addSpecialTokens: req.add_special_tokens });
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw chatRuleError(error instanceof Error ? error.message : String(error));
   }
-  return { text, tokenIds: engine.tokenizer.encode(text, { addSpecialTokens: req.add_special_tokens }) };
 }
 
 /** The role of the generated message: the assistant after a generation prompt, else the last message's own role. */

@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { TurnBudget } from "../event-loop-turns.js";
 
 /**
  * Sends `{"<key>": [row, row, …]}` as rows come, page by page, so a large result never sits in
- * memory whole (as a body string or as objects). The caller reads the first page before calling,
+ * memory whole (as a body string or as objects), handing the event loop back every few milliseconds. The caller reads the first page before calling,
  * so a bad query still gets a normal error; an error after the first byte ends the connection.
  */
 export async function sendJsonArrayObject(
@@ -21,9 +22,11 @@ export async function sendJsonArrayObject(
   try {
     await write(`{${JSON.stringify(key)}:[`);
     let separator = "";
+    const turns = new TurnBudget();
     for await (const page of pages) {
       let chunk = "";
       for (const row of page) {
+        await turns.spend();
         chunk += separator + serialize(row);
         separator = ",";
       }

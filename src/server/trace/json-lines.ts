@@ -1,9 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { TurnBudget } from "../event-loop-turns.js";
 
 /**
  * Streams rows as JSON Lines (`spec/trace.md` §1.6): one object per line, the media type taken from
  * the request's Accept header (default application/jsonl). Rows are written as they come, so a
- * large result never sits in memory whole. `serialize` renders one row (JSON.stringify by default).
+ * large result never sits in memory whole, and the event loop is handed back every few
+ * milliseconds. `serialize` renders one row (JSON.stringify by default).
  * An error after the first byte can no longer become an error response, so it ends the connection.
  */
 export async function sendJsonLines(
@@ -17,8 +19,10 @@ export async function sendJsonLines(
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, { "content-type": mediaType });
+  const turns = new TurnBudget();
   try {
     for await (const row of rows) {
+      await turns.spend();
       if (!raw.write(`${serialize(row)}\n`)) await new Promise((resolve) => raw.once("drain", resolve));
     }
     raw.end();
