@@ -7,6 +7,7 @@ import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/typ
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
 import { GroupCommit } from "./calls/group-commit.js";
 import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
+import { textCandidates } from "./calls/text-query.js";
 import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
@@ -57,6 +58,8 @@ export interface TraceCallStore extends CallHeaderLookup {
 export interface TraceCallStoreOptions {
   /** Narrow selective JSON filters through the leaf index (default true; tests compare with false). */
   useLeafIndex?: boolean;
+  /** Narrow `$contains` searches through the text index (default true; tests compare with false). */
+  useTextIndex?: boolean;
 }
 
 const MAX_TRACES_PER_BATCH = 1000;
@@ -76,7 +79,7 @@ export class SqlTraceCallStore implements TraceCallStore {
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
     this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
-    this.options = { useLeafIndex: true, ...options };
+    this.options = { useLeafIndex: true, useTextIndex: true, ...options };
   }
 
   async writeCalls(writes: CallWrite[]): Promise<void> {
@@ -85,7 +88,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   updateDisplayName(projectId: string, callId: string, displayName: string): Promise<void> {
-    return updateDisplayName(this.db, projectId, callId, displayName);
+    return updateDisplayName(this.db, this.store.dialect, projectId, callId, displayName);
   }
 
   deleteCalls(projectId: string, callIds: string[]): Promise<number> {
@@ -125,12 +128,17 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   /**
-   * The only calls a query can match, when the leaf index finds few for a selective JSON filter;
-   * undefined otherwise (the query then reads the calls in its index order).
+   * The only calls a query can match, when the leaf index (a selective JSON equality) or the text
+   * index (a `$contains` search) finds few; the fewer of the two. Undefined otherwise (the query
+   * then reads the calls in its index order).
    */
   private async candidates(q: CallsQuery, limit = q.limit): Promise<string[] | undefined> {
-    if (!this.options.useLeafIndex || !q.query) return undefined;
-    return leafCandidates(this.db, this.store.dialect, q.projectId, q.query, candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0)));
+    if (!q.query) return undefined;
+    const max = candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0));
+    const leaf = this.options.useLeafIndex ? await leafCandidates(this.db, this.store.dialect, q.projectId, q.query, max) : undefined;
+    if (leaf && leaf.length === 0) return leaf;
+    const text = this.options.useTextIndex ? await textCandidates(this.db, this.store.dialect, q.projectId, q.query, leaf ? Math.min(max, leaf.length) : max) : undefined;
+    return text ?? leaf;
   }
 
   /**
