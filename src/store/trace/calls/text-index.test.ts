@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fillText } from "../../migrations/007-trace-call-text.js";
+import { fillText } from "../../migrations/007-trace-search.js";
 import { openTestStore, type TestStore, testDialects } from "../../../testing/stores.js";
 import type { Operation } from "../query/ast.js";
 import { traceDb } from "../call-tables.js";

@@ -3,9 +3,12 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 const PAGE = 1000;
 
 /**
- * The call text index (`store/trace/calls/text-index.ts`): trigram documents of the text that
- * `$contains` searches, filled from the calls already stored. This migration keeps its own copy of
- * how a document is made, so later changes to the application leave it as it ran.
+ * What the trace list's filters need at scale:
+ * - the call text index (`store/trace/calls/text-index.ts`): trigram documents of the text that
+ *   `$contains` searches, filled from the calls already stored (this migration keeps its own copy
+ *   of how a document is made, so later changes to the application leave it as it ran);
+ * - a partial index of failed calls in start order, for `summary.weave.status = error`;
+ * - feedback by type, for filters on a call's newest feedback of a type.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -24,6 +27,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`CREATE VIRTUAL TABLE trace_call_text USING fts5(body, project_id UNINDEXED, call_id UNINDEXED, content='', contentless_unindexed=1, columnsize=0, detail=none, tokenize='trigram case_sensitive 0')`.execute(db);
   }
   await fillText(db);
+
+  await db.schema
+    .createIndex("trace_calls_failed")
+    .on("trace_calls")
+    .columns(["project_id", "started_at", "id"])
+    .where(sql.ref("deleted_at"), "is", null)
+    .where(sql.ref("op_name"), "is not", null)
+    .where(sql.ref("exception"), "is not", null)
+    .execute();
+  await db.schema.createIndex("trace_feedback_type").on("trace_feedback").columns(["project_id", "feedback_type", "weave_ref"]).execute();
 }
 
 /** A stored JSON column's searchable text: the JSON text, plus its strings unescaped when it has escapes. */
@@ -61,5 +74,7 @@ export async function fillText(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex("trace_feedback_type").execute();
+  await db.schema.dropIndex("trace_calls_failed").execute();
   await db.schema.dropTable("trace_call_text").execute();
 }
