@@ -27,6 +27,7 @@ import { openStore } from "../src/store/db.js";
 import { createApiKey } from "../src/store/keys.js";
 import { type LeafDocument, leafInsertStatements } from "../src/store/trace/calls/leaf-index.js";
 import { leafKeys } from "../src/store/trace/calls/leaf-keys.js";
+import { jsonSearchText, type TextDocument, textInsertStatements } from "../src/store/trace/calls/text-index.js";
 import type { CallWrite } from "../src/store/trace/calls/types.js";
 import { SqlTraceCallStore } from "../src/store/trace/trace-store.js";
 import { makeTempDir } from "../src/testing/stores.js";
@@ -86,7 +87,7 @@ function callBody(n: number) {
 }
 
 /** Calls/s of the raw SQLite peer: 500-row transactions straight into a fresh database. */
-async function rawCeiling(withLeaves: boolean): Promise<number> {
+async function rawCeiling(withLeaves: boolean, withText = false): Promise<number> {
   const rawDir = makeTempDir("flywheel-bench-raw-");
   // The server's schema and indexes, through its migrations.
   await (await openStore({ dataDir: rawDir })).close();
@@ -109,7 +110,14 @@ async function rawCeiling(withLeaves: boolean): Promise<number> {
           documents.push({ callId: start.id, keys });
         }
       }
-      const leafInserts = leafInsertStatements("sqlite", documents).map((statement) => {
+      const texts: TextDocument[] = [];
+      if (withText) {
+        for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
+          const { start, end } = callBody(n);
+          texts.push({ projectId: PROJECT, callId: start.id, text: `${start.op_name}\n\n${jsonSearchText(JSON.stringify(start.inputs))}` }, { projectId: PROJECT, callId: start.id, text: jsonSearchText(JSON.stringify(end.output)) });
+        }
+      }
+      const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts)].map((statement) => {
         let prepared = leafStatements.get(statement.sql);
         if (!prepared) leafStatements.set(statement.sql, (prepared = raw.prepare(statement.sql)));
         return () => prepared.run(statement.parameters as unknown[]);
@@ -317,6 +325,7 @@ async function benchSqlite(onlyUi: boolean) {
     // SQLite; once alone and once with the calls' leaf index documents, as the server stores them.
     const rawRate = await rawCeiling(false);
     const rawLeavesRate = await rawCeiling(true);
+    const rawTextRate = await rawCeiling(true, true);
 
     report(`Ingest: ${SMALL} calls in ${batches.length} requests of ${CALLS_PER_REQUEST} calls (${(bodyBytes / batches.length / 1024).toFixed(0)} KiB each), ${CONCURRENCY} in flight`);
     report("");
@@ -325,6 +334,7 @@ async function benchSqlite(onlyUi: boolean) {
     report(`| POST /call/upsert_batch over HTTP (validation, JSON, upsert, indexes) | ${Math.round(ingestRate)} |`);
     report(`| Raw SQLite: the same rows, prepared 500-row INSERT, same schema and indexes | ${Math.round(rawRate)} |`);
     report(`| Raw SQLite: as above, with the leaf index documents | ${Math.round(rawLeavesRate)} |`);
+    report(`| Raw SQLite: as above, with the leaf and text index documents | ${Math.round(rawTextRate)} |`);
     report("");
     await measure(post, API_QUERIES, `SQLite: queries at ${SMALL} stored calls`);
   }

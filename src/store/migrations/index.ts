@@ -6,6 +6,7 @@ import * as traceObjects from "./004-trace-objects.js";
 import * as traceCallLeaves from "./005-trace-call-leaves.js";
 import * as modelLineageLora from "./006-model-lineage-lora.js";
 import * as traceSearch from "./007-trace-search.js";
+import * as jobTokenLogprobs from "./008-job-token-logprobs.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   "005-trace-call-leaves": traceCallLeaves,
   "006-model-lineage-lora": modelLineageLora,
   "007-trace-search": traceSearch,
+  "008-job-token-logprobs": jobTokenLogprobs,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
