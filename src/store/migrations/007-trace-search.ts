@@ -50,7 +50,7 @@ function jsonText(stored: string | null): string {
     else if (node !== null && typeof node === "object") Object.values(node).forEach(walk);
   };
   walk(JSON.parse(stored));
-  return `${stored}\n${strings.join("\n")}`;
+  return `${stored}\n${strings.join("\n").replaceAll("\u0000", "\n")}`;
 }
 
 /** Adds the documents of every stored call (its start part and its end part), a page at a time in key order. */

@@ -78,6 +78,9 @@ describe("text index documents and look-ups", () => {
     expect(jsonSearchText('{"a":"plain"}')).toBe('{"a":"plain"}');
     expect(jsonSearchText('{"a":"say \\"hi\\"","b":["x\\\\y"]}')).toBe('{"a":"say \\"hi\\"","b":["x\\\\y"]}\nsay "hi"\nx\\y');
     expect(jsonSearchText(null)).toBe("");
+    // PostgreSQL text cannot hold NUL: it splits the unescaped strings, and such needles are never looked up.
+    expect(jsonSearchText('{"a":"x\\u0000y"}')).toBe('{"a":"x\\u0000y"}\nx\ny');
+    expect(searchableNeedle("sqlite", "x\u0000y")).toBe(false);
   });
 
   it("asks for trigrams of the needle, quoted, and escapes LIKE wildcards", () => {

@@ -35,7 +35,8 @@ export function jsonSearchText(stored: string | null): string {
   if (!stored.includes("\\")) return stored;
   const strings: string[] = [];
   collectStrings(JSON.parse(stored), strings);
-  return `${stored}\n${strings.join("\n")}`;
+  // PostgreSQL text cannot hold NUL; needles with one are never looked up (`searchableNeedle`).
+  return `${stored}\n${strings.join("\n").replaceAll("\u0000", "\n")}`;
 }
 
 function collectStrings(node: unknown, into: string[]): void {
@@ -52,6 +53,7 @@ export function textInsertStatements(dialect: DialectName, documents: TextDocume
 
 /** Whether the index can narrow a search for `needle` (trigram indexes need three characters). */
 export function searchableNeedle(dialect: DialectName, needle: string): boolean {
+  if (needle.includes("\u0000")) return false;
   // pg_trgm makes trigrams of runs of letters and digits only; without such a run it would read the
   // whole index.
   return dialect === "sqlite" ? [...needle].length >= 3 : /[A-Za-z0-9]{3}/.test(needle);
