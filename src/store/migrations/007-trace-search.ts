@@ -8,7 +8,8 @@ const PAGE = 1000;
  *   `$contains` searches, filled from the calls already stored (this migration keeps its own copy
  *   of how a document is made, so later changes to the application leave it as it ran);
  * - a partial index of failed calls in start order, for `summary.weave.status = error`;
- * - feedback by type, for filters on a call's newest feedback of a type.
+ * - feedback by type, and a call's feedback by type and time, for filters on a call's newest
+ *   feedback of a type.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -37,6 +38,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref("exception"), "is not", null)
     .execute();
   await db.schema.createIndex("trace_feedback_type").on("trace_feedback").columns(["project_id", "feedback_type", "weave_ref"]).execute();
+  // A call's newest feedback of a type (what `feedback.[type].…` fields read), found without
+  // walking the project's feedback in time order.
+  await db.schema.createIndex("trace_feedback_newest").on("trace_feedback").columns(["project_id", "weave_ref", "feedback_type", "created_at"]).execute();
 }
 
 /** A stored JSON column's searchable text: the JSON text, plus its strings unescaped when it has escapes. */
@@ -74,6 +78,7 @@ export async function fillText(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex("trace_feedback_newest").execute();
   await db.schema.dropIndex("trace_feedback_type").execute();
   await db.schema.dropIndex("trace_calls_failed").execute();
   await db.schema.dropTable("trace_call_text").execute();
