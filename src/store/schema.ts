@@ -92,6 +92,17 @@ export interface TrainingJobEventsTable {
   created_at: string;
 }
 
+/** The trainer's recomputed logprobs of one sampled turn of an RL job (`store/token-logprobs.ts`). */
+export interface TrainingJobTokenLogprobsTable {
+  job_id: string;
+  group_index: number;
+  trajectory_index: number;
+  /** The turn's index in the trajectory's messages_and_choices. */
+  item_index: number;
+  /** Base64 of little-endian float32s, one per sampled token (NaN: not scored). */
+  logprobs: string;
+}
+
 export interface ArtifactsTable {
   id: string;
   entity: string;
@@ -125,6 +136,7 @@ export interface Database extends TraceObjectTables {
   checkpoints: CheckpointsTable;
   training_jobs: TrainingJobsTable;
   training_job_events: TrainingJobEventsTable;
+  training_job_token_logprobs: TrainingJobTokenLogprobsTable;
   artifacts: ArtifactsTable;
   stored_responses: StoredResponsesTable;
 }

@@ -68,6 +68,8 @@ export interface Trajectory {
   tools?: unknown[] | null;
   reward: number;
   advantage: number;
+  /** The trainer's recomputed logprobs: item index → one per sampled token; null if not trained. */
+  trainer_logprobs?: Record<string, (number | null)[]> | null;
   metrics?: Record<string, number | boolean> | null;
   metadata?: Record<string, unknown> | null;
   logs?: string[] | null;

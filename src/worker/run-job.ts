@@ -7,6 +7,7 @@ import { type Lease, LeaseLostError } from "../store/job-leases.js";
 import { beginJob, type CheckpointState, commitJobCheckpoint, failJob, MissingCheckpointError, recordJobEvent } from "../store/job-lifecycle.js";
 import { decodeJson } from "../store/json.js";
 import { getModel } from "../store/models.js";
+import { saveTurnLogprobs } from "../store/token-logprobs.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
 import { type JobWork, loadJobWork } from "./job-input.js";
 import { DEFAULT_REMOTE_DATA_LIMITS, type RemoteDataLimits } from "./remote-data.js";
@@ -117,6 +118,7 @@ async function followTrainer(deps: JobRunnerDeps, lease: Lease, updates: AsyncIt
         if (expectedSteps === undefined) throw new JobFailure("trainer protocol error: a gradient step before started");
         if (++steps > expectedSteps) throw new JobFailure(`trainer protocol error: more than the announced ${expectedSteps} gradient steps`);
         await recordJobEvent(db, lease, "gradient_step", finiteMetrics(update.metrics));
+        if (update.tokenLogprobs && update.tokenLogprobs.length > 0) await saveTurnLogprobs(db, lease.jobId, update.tokenLogprobs);
         await pause(deps.stepDelayMs, signal);
         break;
       case "finished":

@@ -24,6 +24,16 @@ export interface PackedRow {
   weights: Float64Array;
   /** Number of non-padding positions. */
   length: number;
+  /** Which result each stretch of the row holds: its token `from` sits at `rowStart`. */
+  placements?: Placement[];
+}
+
+export interface Placement {
+  result: Pick<TokenizedResult, "groupIndex" | "trajectoryIndex" | "historyIndex" | "fromExchanges" | "turns">;
+  from: number;
+  rowStart: number;
+  /** Row position after the last token placed (results may be cut at the row's end). */
+  rowEnd: number;
 }
 
 export interface PackedBatch {
@@ -97,7 +107,9 @@ function materializeRow(plan: Segment[], sequenceLength: number, padTokenId: num
     length: 0,
   };
   let at = 0;
+  row.placements = [];
   for (const { result, from, groupId } of plan) {
+    const rowStart = at;
     for (let i = from; i < result.tokenIds.length && at < sequenceLength; i++, at++) {
       row.tokens[at] = result.tokenIds[i]!;
       row.groupIds[at] = i < result.promptLength ? result.promptId : groupId;
@@ -108,6 +120,8 @@ function materializeRow(plan: Segment[], sequenceLength: number, padTokenId: num
       row.advantages[at] = result.advantage;
       row.weights[at] = result.weight;
     }
+    const { groupIndex, trajectoryIndex, historyIndex, fromExchanges, turns } = result;
+    row.placements.push({ result: { groupIndex, trajectoryIndex, historyIndex, fromExchanges, turns }, from, rowStart, rowEnd: at });
   }
   row.length = at;
   return row;

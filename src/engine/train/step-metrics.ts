@@ -17,6 +17,8 @@ export interface RlStepMeasurements {
   samplerLogprobMaxDiff: number | null;
   /** Wall time of the step (forward, backward and update). */
   seconds: number;
+  /** The trainer's ℓ of the row's tokens in prediction layout (index p scores token p + 1), before the update. */
+  recomputedLogprobs?: Float64Array;
 }
 
 export function rlStepMetrics(step: RlStepMeasurements): Record<string, number> {

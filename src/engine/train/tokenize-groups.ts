@@ -1,8 +1,8 @@
 import { groupAdvantages, rewardsHaveZeroVariance } from "./advantages.js";
 import type { ChatTemplateDeps } from "./chat-render.js";
 import { TrainingInputError, type Loc } from "./errors.js";
-import { tokenizeHistory } from "./tokenize-history.js";
-import { historiesOf, type TrajectoryGroupJson } from "./trajectory.js";
+import { type TokenizedHistory, tokenizeHistory, type TurnSpan } from "./tokenize-history.js";
+import { hasExchanges, historiesOf, type TrajectoryGroupJson } from "./trajectory.js";
 
 /**
  * From trajectory groups to tokenized results (`spec/training.md` §5.2, §5.3, §6 step 7): advantages
@@ -24,6 +24,12 @@ export interface TokenizedResult {
   promptLength: number;
   groupIndex: number;
   trajectoryIndex: number;
+  /** Which history of the trajectory (0: its own messages_and_choices; exchanges count from 0 too). */
+  historyIndex?: number;
+  /** The trajectory's histories are its exchanges, not messages_and_choices. */
+  fromExchanges?: boolean;
+  /** Where the trainable turns' tokens are (see `TokenizedHistory`). */
+  turns?: TurnSpan[];
 }
 
 export interface TokenizeGroupsOptions {
@@ -63,13 +69,14 @@ export function tokenizeTrajectoryGroups(groups: readonly TrajectoryGroupJson[],
       const advantage = advantages[trajectoryIndex]!;
       if (advantage === 0) return;
       const trajectoryLoc = [...groupLoc, "trajectories", trajectoryIndex];
+      const fromExchanges = hasExchanges(trajectory);
       const own = historiesOf(trajectory, trajectoryLoc)
-        .map(({ history, loc }) => tokenizeHistory(history, deps, options.allowTrainingWithoutLogprobs, loc))
-        .filter((tokenized) => tokenized !== null);
-      const trainableTokens = own.reduce((sum, tokenized) => sum + tokenized.assistantMask.reduce((a, b) => a + b, 0), 0);
+        .map(({ history, loc }, historyIndex) => ({ tokenized: tokenizeHistory(history, deps, options.allowTrainingWithoutLogprobs, loc), historyIndex }))
+        .filter((entry): entry is { tokenized: TokenizedHistory; historyIndex: number } => entry.tokenized !== null);
+      const trainableTokens = own.reduce((sum, { tokenized }) => sum + tokenized.assistantMask.reduce((a, b) => a + b, 0), 0);
       const weight = 1 / (trainableTokens + 1e-6);
-      for (const tokenized of own) {
-        groupResults.push({ ...tokenized, inputPos: tokenized.tokenIds.map((_, i) => i), advantage, weight, promptId: 0, promptLength: 0, groupIndex, trajectoryIndex });
+      for (const { tokenized, historyIndex } of own) {
+        groupResults.push({ ...tokenized, inputPos: tokenized.tokenIds.map((_, i) => i), advantage, weight, promptId: 0, promptLength: 0, groupIndex, trajectoryIndex, historyIndex, fromExchanges });
       }
     });
     if (groupResults.length === 0) return;

@@ -26,6 +26,14 @@ export interface TokenizedHistory {
   logprobs: number[];
   /** 1 on trainable (sampled) tokens. */
   assistantMask: number[];
+  /** Where each trainable turn's tokens are: its index in `messages_and_choices`, first token, count. */
+  turns: TurnSpan[];
+}
+
+export interface TurnSpan {
+  itemIndex: number;
+  start: number;
+  count: number;
 }
 
 /** How many tokens a Qwen3-style template emits for its empty `<think>\n\n</think>\n\n` block. */
@@ -36,7 +44,7 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
   const allTrainable = trainableFlags(history, allItems, allowTrainingWithoutLogprobs);
   const last = allTrainable.lastIndexOf(true);
   if (last < 0) return null;
-  const exact = exactExchangeTokens(history, allItems[last]!, deps.tokenizer.vocabSize, loc);
+  const exact = exactExchangeTokens(history, allItems[last]!, last, deps.tokenizer.vocabSize, loc);
   if (exact) return exact;
   const items = allItems.slice(0, last + 1);
   const trainable = allTrainable.slice(0, last + 1);
@@ -55,6 +63,7 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
   const tokenIds = renderIds(deps, templated, tools, { addGenerationPrompt: false, continueFinalMessage: true });
   const logprobs: number[] = new Array(tokenIds.length).fill(NaN);
   const mask: number[] = new Array(tokenIds.length).fill(0);
+  const turns: TurnSpan[] = [];
 
   let cursor = 0;
   items.forEach((item, index) => {
@@ -80,9 +89,10 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
       logprobs.splice(start + count, 1);
       mask.splice(start + count, 1);
     }
+    turns.push({ itemIndex: index, start, count });
     cursor = start + count;
   });
-  return { tokenIds, logprobs, assistantMask: mask };
+  return { tokenIds, logprobs, assistantMask: mask, turns };
 }
 
 /**
@@ -90,7 +100,7 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
  * those ids (no re-rendering, so nothing a template or tokenizer does differently can shift them);
  * null when it did not report both.
  */
-function exactExchangeTokens(history: HistoryJson, final: HistoryItem, vocabSize: number, loc: Loc): TokenizedHistory | null {
+function exactExchangeTokens(history: HistoryJson, final: HistoryItem, finalIndex: number, vocabSize: number, loc: Loc): TokenizedHistory | null {
   const promptIds = history.exchange?.prompt_token_ids;
   if (!promptIds || !isChoice(final)) return null;
   const sampledIds = exactChoiceTokenIds(final);
@@ -107,6 +117,7 @@ function exactExchangeTokens(history: HistoryJson, final: HistoryItem, vocabSize
     tokenIds: [...promptIds, ...sampledIds],
     logprobs: [...new Array<number>(promptIds.length).fill(NaN), ...sampledLogprobs],
     assistantMask: [...new Array<number>(promptIds.length).fill(0), ...new Array<number>(sampledIds.length).fill(1)],
+    turns: [{ itemIndex: finalIndex, start: promptIds.length, count: sampledIds.length }],
   };
 }
 

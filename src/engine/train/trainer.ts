@@ -132,6 +132,7 @@ export class Trainer {
       numTrainableTokens: result.numTrainableTokens,
       samplerLogprobMaxDiff: samplerLogprobMaxDiff(sampled.oldLogprobs, scores.logprobs, sampled.mask),
       seconds: (performance.now() - started) / 1000,
+      recomputedLogprobs: scores.logprobs,
     };
   }
 

@@ -134,4 +134,30 @@ describe.each(testDialects)("model history on %s", (dialect) => {
     expect(two.metrics).toEqual({});
     expect((await t.request(t.keys.bob, { method: "GET", url: `/v1/preview/models/${modelId}/history` })).statusCode).toBe(404);
   });
+
+  it("returns the trainer's recomputed logprob of each sampled token with the trajectory groups", async () => {
+    t = await startTrainingApp(dialect);
+    const modelId = await registerModel(t, "m", t.keys.alice, TINY_BASE_MODEL);
+    const groups = [...varyingGroups(), ...flatGroups(1)];
+    const before = await createRlJob(t, modelId, groups);
+    const queued = (await t.request(t.keys.alice, { method: "GET", url: `/v1/preview/training-jobs/${before}/trajectory-groups` })).json();
+    expect(queued.data[0].trajectories[0].trainer_logprobs).toBeNull();
+    expect(await waitForJob(t, before, isTerminal)).toMatchObject({ status: "succeeded" });
+
+    const res = (await t.request(t.keys.alice, { method: "GET", url: `/v1/preview/training-jobs/${before}/trajectory-groups` })).json();
+    const trained = res.data[0].trajectories.map((trajectory: { trainer_logprobs: Record<string, number[]> | null }) => trajectory.trainer_logprobs);
+    // The Choice is item 2 of messages_and_choices; one value per entry of its logprobs.content.
+    for (const logprobs of trained) {
+      expect(Object.keys(logprobs)).toEqual(["2"]);
+      expect(logprobs["2"]).toHaveLength(2);
+      for (const value of logprobs["2"]) expect(value).toBeLessThan(0);
+    }
+    // Equal rewards: not trained, so nothing recomputed.
+    expect(res.data[1].trajectories[0].trainer_logprobs).toBeNull();
+    // The same values the step measured against the sampler's -0.5 (float32-rounded here).
+    const steps = (await allEvents(t, before)).filter((event) => event.type === "gradient_step");
+    const reported = Math.max(...steps.map((event) => event.data.sampler_logprob_max_diff as number));
+    const measured = Math.max(...trained.flatMap((logprobs: Record<string, number[]>) => logprobs["2"]!.map((value) => Math.abs(value + 0.5))));
+    expect(measured).toBeCloseTo(reported, 5);
+  });
 });

@@ -3,6 +3,7 @@ import { groupAdvantages } from "../../engine/train/advantages.js";
 import type { RlTrainingConfig } from "../../engine/train/config.js";
 import { decodeJson } from "../../store/json.js";
 import { readModelHistory } from "../../store/model-history.js";
+import { readTurnLogprobs } from "../../store/token-logprobs.js";
 import { pageModelJobs } from "../../store/model-jobs.js";
 import { listModels } from "../../store/models.js";
 import { listEntityProjects } from "../../store/projects.js";
@@ -79,7 +80,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
     {
       method: "GET",
       url: "/preview/training-jobs/:training_job_id/trajectory-groups",
-      summary: "Read the trajectory groups an RL job was submitted with, each trajectory with its advantage",
+      summary: "Read the trajectory groups an RL job was submitted with, each trajectory with its advantage and the trainer's recomputed token logprobs",
       tags,
       params: JobIdParams,
       query: TrajectoryGroupsQuery,
@@ -92,6 +93,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
       if (job.kind !== "rl") throw new ApiError(400, `Training job '${job.id}' is an SFT job; only RL jobs have trajectory groups`);
       const groups = decodeJson<RlJobInput>(job.input).trajectory_groups;
       const { scale_rewards } = decodeJson<RlTrainingConfig>(job.config);
+      const trainerLogprobs = await readTurnLogprobs(store.db, job.id, query.offset, query.offset + query.limit);
       const data = groups.slice(query.offset, query.offset + query.limit).map((group, i) => {
         const advantages = groupAdvantages(
           group.trajectories.map((trajectory) => trajectory.reward),
@@ -99,7 +101,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
         );
         return {
           index: query.offset + i,
-          trajectories: group.trajectories.map((trajectory, t) => ({ ...trajectory, advantage: advantages[t]! })),
+          trajectories: group.trajectories.map((trajectory, t) => ({ ...trajectory, advantage: advantages[t]!, trainer_logprobs: trainerLogprobs.get(query.offset + i)?.get(t) ?? null })),
           exceptions: group.exceptions,
         };
       });

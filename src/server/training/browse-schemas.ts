@@ -22,8 +22,17 @@ export const TrajectoryGroupsQuery = z.object({
 });
 
 const TrajectoryWithAdvantage = z
-  .looseObject({ reward: z.number(), advantage: z.number().describe("The group-relative advantage the trainer used (spec/training.md §5.2)") })
-  .describe("A trajectory exactly as submitted, plus its advantage");
+  .looseObject({
+    reward: z.number(),
+    advantage: z.number().describe("The group-relative advantage the trainer used (spec/training.md §5.2)"),
+    trainer_logprobs: z
+      .record(z.string(), z.array(z.number().nullable()))
+      .nullable()
+      .describe(
+        "The trainer's recomputed logprob of each sampled token, keyed by the index of the Choice in messages_and_choices, aligned with its logprobs.content (null where a token was not scored); null when the trajectory was not trained (zero advantage, a job not run yet, or a trainer that does not report them)",
+      ),
+  })
+  .describe("A trajectory exactly as submitted, plus its advantage and the trainer's logprobs");
 
 export const TrajectoryGroupsRes = z.object({
   object: z.literal("list"),

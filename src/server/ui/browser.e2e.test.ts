@@ -86,14 +86,19 @@ runIt("web UI in Chromium", () => {
     await page.screenshot({ path: `${SCREENSHOTS}model.png`, fullPage: true });
   });
 
-  it("opens a job's rollouts side by side, as chat and as tokens coloured by logprob", async () => {
+  it("opens a job's rollouts side by side, as chat and as tokens coloured by logprob, the trainer's on hover", async () => {
     await page.click("[data-testid=jobs] tbody tr:last-child a:has-text('Rollouts')");
     await page.waitForSelector("[data-testid=trajectories] .trajectory");
     expect(await page.$$eval("[data-testid=trajectories] .trajectory", (cards) => cards.length)).toBe(2);
     expect(await page.textContent("[data-testid=trajectories]")).toContain("What is 2 + 3?");
     await page.click("text=Tokens by logprob");
     await page.waitForSelector("[data-testid=tokens] .token");
-    expect(await page.getAttribute("[data-testid=tokens] .token", "title")).toMatch(/^logprob -?\d/);
+    expect(await page.getAttribute("[data-testid=tokens] .token", "title")).toMatch(/^sampler logprob -?\d/);
+    // Hovering a token shows the trainer's recomputed logprob beside the sampler's, and their difference.
+    await page.hover("[data-testid=tokens] .token");
+    const tip = await page.textContent("[data-testid=token-tip]");
+    expect(tip).toMatch(/sampler logprob -?\d+\.\d{4}/);
+    expect(tip).toMatch(/trainer logprob -?\d+\.\d{4} · difference -?\d+\.\d{4}/);
     expect(page.url()).toContain("view=tokens");
     await page.screenshot({ path: `${SCREENSHOTS}rollouts.png`, fullPage: true });
     // The view is in the URL: back returns to the chat view.

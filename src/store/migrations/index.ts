@@ -6,6 +6,8 @@ import * as traceObjects from "./004-trace-objects.js";
 import * as traceCallLeaves from "./005-trace-call-leaves.js";
 import * as modelLineageLora from "./006-model-lineage-lora.js";
 import * as storedResponses from "./007-stored-responses.js";
+import * as traceSearch from "./008-trace-search.js";
+import * as jobTokenLogprobs from "./009-job-token-logprobs.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -19,6 +21,8 @@ const migrations: Record<string, Migration> = {
   "005-trace-call-leaves": traceCallLeaves,
   "006-model-lineage-lora": modelLineageLora,
   "007-stored-responses": storedResponses,
+  "008-trace-search": traceSearch,
+  "009-job-token-logprobs": jobTokenLogprobs,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

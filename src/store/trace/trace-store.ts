@@ -7,6 +7,8 @@ import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/typ
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
 import { GroupCommit } from "./calls/group-commit.js";
 import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
+import { textCandidates } from "./calls/text-query.js";
+import { feedbackCandidates } from "./calls/feedback-query.js";
 import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
 import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, insertFeedback, purgeFeedback, queryFeedback, replaceFeedback } from "./feedback.js";
@@ -57,6 +59,10 @@ export interface TraceCallStore extends CallHeaderLookup {
 export interface TraceCallStoreOptions {
   /** Narrow selective JSON filters through the leaf index (default true; tests compare with false). */
   useLeafIndex?: boolean;
+  /** Narrow `$contains` searches through the text index (default true; tests compare with false). */
+  useTextIndex?: boolean;
+  /** Narrow filters on a call's feedback to the calls that have feedback of that type (default true). */
+  useFeedbackIndex?: boolean;
 }
 
 const MAX_TRACES_PER_BATCH = 1000;
@@ -76,7 +82,7 @@ export class SqlTraceCallStore implements TraceCallStore {
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
     this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
-    this.options = { useLeafIndex: true, ...options };
+    this.options = { useLeafIndex: true, useTextIndex: true, useFeedbackIndex: true, ...options };
   }
 
   async writeCalls(writes: CallWrite[]): Promise<void> {
@@ -85,7 +91,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   updateDisplayName(projectId: string, callId: string, displayName: string): Promise<void> {
-    return updateDisplayName(this.db, projectId, callId, displayName);
+    return updateDisplayName(this.db, this.store.dialect, projectId, callId, displayName);
   }
 
   deleteCalls(projectId: string, callIds: string[]): Promise<number> {
@@ -125,12 +131,29 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   /**
-   * The only calls a query can match, when the leaf index finds few for a selective JSON filter;
-   * undefined otherwise (the query then reads the calls in its index order).
+   * The only calls a query can match, when an index finds few: the leaf index (a selective JSON
+   * equality), the feedback table (a filter on the call's feedback) or the text index (a
+   * `$contains` search); the fewest of them. Undefined otherwise (the query then reads the calls in
+   * its index order).
    */
   private async candidates(q: CallsQuery, limit = q.limit): Promise<string[] | undefined> {
-    if (!this.options.useLeafIndex || !q.query) return undefined;
-    return leafCandidates(this.db, this.store.dialect, q.projectId, q.query, candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0)));
+    if (!q.query) return undefined;
+    const query = q.query;
+    const max = candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0));
+    const sources: [boolean | undefined, (max: number) => Promise<string[] | undefined>][] = [
+      [this.options.useLeafIndex, (most) => leafCandidates(this.db, this.store.dialect, q.projectId, query, most)],
+      [this.options.useFeedbackIndex, (most) => feedbackCandidates(this.db, q.projectId, query, most)],
+      [this.options.useTextIndex, (most) => textCandidates(this.db, this.store.dialect, q.projectId, query, most)],
+    ];
+    let best: string[] | undefined;
+    for (const [enabled, find] of sources) {
+      if (!enabled) continue;
+      // Each later source only helps if it finds fewer.
+      const found = await find(best ? best.length - 1 : max);
+      if (found && (!best || found.length < best.length)) best = found;
+      if (best && best.length === 0) break;
+    }
+    return best;
   }
 
   /**

@@ -1,5 +1,6 @@
+import { useState } from "preact/hooks";
 import type { MessageView } from "../view/messages.js";
-import { describeLogprob, logprobColor } from "../view/logprob-color.js";
+import { describeTokenLogprobs, logprobColor } from "../view/logprob-color.js";
 
 /** A conversation as chat bubbles; sampled choices can show their tokens coloured by logprob. */
 export function Chat({ messages, tokens = false }: { messages: MessageView[]; tokens?: boolean }) {
@@ -24,14 +25,22 @@ export function Chat({ messages, tokens = false }: { messages: MessageView[]; to
   );
 }
 
+/** Tokens coloured by the sampler's logprob; the hovered one's sampler and trainer logprobs show beneath. */
 function Tokens({ tokens }: { tokens: NonNullable<MessageView["tokens"]> }) {
+  const [hovered, setHovered] = useState<number | undefined>(undefined);
+  const token = hovered === undefined ? undefined : tokens[hovered];
   return (
-    <div class="tokens" data-testid="tokens">
+    <div class="tokens" data-testid="tokens" onMouseLeave={() => setHovered(undefined)}>
       {tokens.map((token, index) => (
-        <span key={index} class="token" style={{ background: logprobColor(token.logprob) }} title={describeLogprob(token.logprob)}>
+        <span key={index} class={`token${index === hovered ? " hovered" : ""}`} style={{ background: logprobColor(token.logprob) }} title={describeTokenLogprobs(token.logprob, token.trainerLogprob)} onMouseEnter={() => setHovered(index)}>
           {token.text}
         </span>
       ))}
+      {token && (
+        <div class="token-tip" role="tooltip" data-testid="token-tip">
+          <code>{JSON.stringify(token.text)}</code> {describeTokenLogprobs(token.logprob, token.trainerLogprob).replace("\n", " · ")}
+        </div>
+      )}
     </div>
   );
 }

@@ -10,7 +10,8 @@ const GROUPS_PER_PAGE = 20;
 
 /**
  * The rollout browser: a job's trajectory groups; the selected group's completions side by side,
- * each with its reward and advantage, as chat or as tokens coloured by the sampler's logprob.
+ * each with its reward and advantage, as chat or as tokens coloured by the sampler's logprob (the
+ * trainer's recomputed logprob and the difference on hover).
  */
 export function RolloutsPage({ api, route, jobId }: { api: Api; route: Route; jobId: string }) {
   const offset = Math.max(0, Number(route.query.offset ?? 0) || 0);
@@ -74,7 +75,7 @@ export function RolloutsPage({ api, route, jobId }: { api: Api; route: Route; jo
                       #{index} · reward <b>{formatNumber(trajectory.reward)}</b> · advantage{" "}
                       <b class={trajectory.advantage > 0 ? "positive" : trajectory.advantage < 0 ? "negative" : ""}>{formatNumber(trajectory.advantage, 3)}</b>
                     </header>
-                    <Chat messages={trajectoryMessages(trajectory.messages_and_choices)} tokens={tokens} />
+                    <Chat messages={trajectoryMessages(trajectory.messages_and_choices, trajectory.trainer_logprobs)} tokens={tokens} />
                   </article>
                 ))}
                 {group.exceptions.length > 0 && (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeLogprob, logprobColor } from "./logprob-color.js";
+import { describeLogprob, describeTokenLogprobs, logprobColor } from "./logprob-color.js";
 
 describe("logprob colours", () => {
   it("goes from red (unlikely) to green (certain)", () => {
@@ -11,5 +11,12 @@ describe("logprob colours", () => {
 
   it("describes a token for its tooltip", () => {
     expect(describeLogprob(Math.log(0.25))).toBe("logprob -1.3863 · p 0.2500");
+  });
+
+  it("adds the trainer's logprob and the difference when the trainer scored the token", () => {
+    expect(describeTokenLogprobs(-0.5, undefined)).toBe("sampler logprob -0.5000 · p 0.6065");
+    expect(describeTokenLogprobs(-0.5, -0.25)).toBe("sampler logprob -0.5000 · p 0.6065\ntrainer logprob -0.2500 · difference 0.2500");
+    expect(describeTokenLogprobs(-0.5, null)).toBe("sampler logprob -0.5000 · p 0.6065\ntrainer: not scored");
+    expect(describeTokenLogprobs(NaN, -1)).toBe("sampler no logprob\ntrainer logprob -1.0000");
   });
 });

@@ -12,3 +12,12 @@ export function describeLogprob(logprob: number): string {
   if (!Number.isFinite(logprob)) return "no logprob";
   return `logprob ${logprob.toFixed(4)} · p ${Math.exp(logprob).toFixed(4)}`;
 }
+
+/** A token's hover text: the sampler's logprob, and the trainer's with the difference when it scored the token. */
+export function describeTokenLogprobs(logprob: number, trainerLogprob: number | null | undefined): string {
+  const sampler = `sampler ${describeLogprob(logprob)}`;
+  if (trainerLogprob === undefined) return sampler;
+  if (trainerLogprob === null) return `${sampler}\ntrainer: not scored`;
+  const difference = Number.isFinite(logprob) ? ` · difference ${(trainerLogprob - logprob).toFixed(4)}` : "";
+  return `${sampler}\ntrainer logprob ${trainerLogprob.toFixed(4)}${difference}`;
+}

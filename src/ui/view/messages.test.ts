@@ -45,4 +45,15 @@ describe("call messages", () => {
     expect(callMessages({ params: { messages: [{ role: "user", content: "x" }] } }, null)!.map((m) => m.content)).toEqual(["x"]);
     expect(callMessages({ a: 1 }, output)).toBeUndefined();
   });
+
+  it("sets the trainer's logprobs beside the sampler's on a choice's tokens, by item index", () => {
+    const choice = { finish_reason: "stop", index: 0, message: { role: "assistant", content: "hi" }, logprobs: { content: [{ token: "h", logprob: -0.1 }, { token: "i", logprob: -0.2 }] } };
+    const [user, assistant] = trajectoryMessages([{ role: "user", content: "x" }, choice], { "1": [-0.15, null] });
+    expect(user!.tokens).toBeUndefined();
+    expect(assistant!.tokens).toEqual([
+      { text: "h", logprob: -0.1, trainerLogprob: -0.15 },
+      { text: "i", logprob: -0.2, trainerLogprob: null },
+    ]);
+    expect(trajectoryMessages([choice], null)[0]!.tokens![0]).toEqual({ text: "h", logprob: -0.1 });
+  });
 });

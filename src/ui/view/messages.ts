@@ -13,7 +13,10 @@ export interface ToolCallView {
 export interface TokenView {
   /** The token's text (decoded from its bytes when the sampler returned token ids). */
   text: string;
+  /** The sampler's logprob (NaN when it gave none). */
   logprob: number;
+  /** The trainer's recomputed logprob, when the job trained on the token (null: not scored). */
+  trainerLogprob?: number | null;
 }
 
 export interface MessageView {
@@ -94,8 +97,17 @@ export function messageOf(item: unknown): MessageView {
   };
 }
 
-export function trajectoryMessages(items: readonly unknown[] | undefined): MessageView[] {
-  return (items ?? []).map(messageOf);
+/**
+ * A trajectory's messages; `trainerLogprobs` (item index → one value per sampled token, from the
+ * trajectory-groups route) are set beside the sampler's on each choice's tokens.
+ */
+export function trajectoryMessages(items: readonly unknown[] | undefined, trainerLogprobs?: Record<string, (number | null)[]> | null): MessageView[] {
+  return (items ?? []).map((item, index) => {
+    const view = messageOf(item);
+    const trainer = trainerLogprobs?.[String(index)];
+    if (!view.tokens || !trainer) return view;
+    return { ...view, tokens: view.tokens.map((token, t) => ({ ...token, trainerLogprob: trainer[t] ?? null })) };
+  });
 }
 
 /**

@@ -6,6 +6,7 @@ import type { LoraTrainer } from "../lora-trainer.js";
 import { autoPackedSequenceLength, batchHasTrainableTokens, packTokenizedResults } from "../packing.js";
 import { rlStepMetrics } from "../step-metrics.js";
 import { type TokenizedResult, tokenizeTrajectoryGroups } from "../tokenize-groups.js";
+import { turnTokenLogprobs } from "../token-logprobs.js";
 import { referenceAdapter } from "./start.js";
 import { modelTemplateDeps } from "./template-deps.js";
 import type { RlJobWork, TrainerUpdate, TrainingJobSpec } from "./types.js";
@@ -66,7 +67,8 @@ export function* rlJobSteps(
       },
       learningRate,
     );
-    yield { type: "gradient_step", metrics: { ...rlStepMetrics(measured), ...groupCounts } };
+    const tokenLogprobs = measured.recomputedLogprobs ? turnTokenLogprobs(row, measured.recomputedLogprobs) : [];
+    yield { type: "gradient_step", metrics: { ...rlStepMetrics(measured), ...groupCounts }, tokenLogprobs };
   }
   return true;
 }

@@ -1,6 +1,7 @@
 import type { RlTrainingConfig } from "../config.js";
 import type { StepValue } from "../learning-rate.js";
 import type { SftTrainingConfig } from "../sft-config.js";
+import type { TurnTokenLogprobs } from "../token-logprobs.js";
 import type { TrajectoryGroupJson } from "../trajectory.js";
 
 /**
@@ -49,7 +50,10 @@ export interface SftJobWork {
  */
 export type TrainerUpdate =
   | { type: "started"; numSequences: number }
-  /** Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …). */
-  | { type: "gradient_step"; metrics: Record<string, number> }
+  /**
+   * Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …),
+   * and for RL the trainer's logprobs of the sampled turns it trained on.
+   */
+  | { type: "gradient_step"; metrics: Record<string, number>; tokenLogprobs?: TurnTokenLogprobs[] }
   /** The new checkpoint's files (name → bytes), or null when nothing was trained (weights unchanged). */
   | { type: "finished"; adapter: Record<string, Uint8Array> | null };

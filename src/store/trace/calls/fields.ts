@@ -44,6 +44,16 @@ export function callTraceNameSql(dialect: TraceSql, projectId: string): Sql {
   return sql`(CASE WHEN c.display_name IS NOT NULL AND c.display_name <> '' THEN c.display_name WHEN ${op.when} THEN ${op.then} WHEN ${object.when} THEN ${object.then} ELSE c.op_name END)`;
 }
 
+/**
+ * `status = 'error'` and `status = 'running'` as the column conditions they come down to (the first
+ * branches of `callStatusSql`), which the partial index of failed calls and the started-at index serve.
+ */
+function statusEquals(literal: unknown): Sql | undefined {
+  if (literal === "error") return sql`(c.exception IS NOT NULL)`;
+  if (literal === "running") return sql`(c.exception IS NULL AND c.ended_at IS NULL)`;
+  return undefined;
+}
+
 /** Computed `summary.weave.*` fields, which are not JSON paths of the stored summary. */
 const COMPUTED_FIELDS = new Set(["summary.weave.status", "summary.weave.latency_ms", "summary.weave.trace_name", "summary.weave.display_name"]);
 
@@ -67,7 +77,7 @@ export function callFieldResolver(dialect: TraceSql, projectId: string): FieldRe
     if (STRING_COLUMNS.has(field)) return { kind: "scalar", type: "string", sql: sql.ref(`c.${field}`), notNull: NOT_NULL.has(field) };
     if (TIMESTAMP_COLUMNS.has(field)) return { kind: "scalar", type: "timestamp", sql: sql.ref(`c.${field}`), notNull: NOT_NULL.has(field) };
     if (NUMBER_COLUMNS.has(field)) return { kind: "scalar", type: "number", sql: sql.ref(`c.${field}`) };
-    if (field === "summary.weave.status") return { kind: "scalar", type: "string", sql: callStatusSql(dialect), notNull: true };
+    if (field === "summary.weave.status") return { kind: "scalar", type: "string", sql: callStatusSql(dialect), notNull: true, equals: statusEquals };
     if (field === "summary.weave.latency_ms") return { kind: "scalar", type: "number", sql: callLatencySql(dialect), notNull: true };
     if (field === "summary.weave.trace_name") return { kind: "scalar", type: "string", sql: callTraceNameSql(dialect, projectId), notNull: true };
     if (field === "summary.weave.display_name") return { kind: "scalar", type: "string", sql: sql.ref("c.display_name") };

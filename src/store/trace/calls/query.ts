@@ -180,10 +180,14 @@ export async function* queryCallRows(
 export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined, candidates?: string[]): Promise<{ count: number; hasMore: boolean }> {
   const source = callSource(dialect, q.projectId, candidates);
   const where = sql.join([...callConditions(dialect, q), ...source.where], sql` AND `);
+  // SQLite's sampled statistics make it count through the op index (its `op_name IS NOT NULL`
+  // range) with a table look-up per call, even where a partial index (failed calls, roots) holds
+  // exactly the matches; asking for the list's order lets it pick the index a list would use.
+  const order = dialect.dialect === "sqlite" ? sql` ORDER BY c.started_at, c.id` : sql``;
   const statement: RawBuilder<{ n: number | string }> =
-    limit === undefined
+    limit === undefined && dialect.dialect !== "sqlite"
       ? sql`${source.with}SELECT COUNT(*) AS n FROM ${source.from} WHERE ${where}`
-      : sql`${source.with}SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source.from} WHERE ${where} LIMIT ${limit + 1}) AS matched`;
+      : sql`${source.with}SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source.from} WHERE ${where}${order} LIMIT ${limit === undefined ? -1 : limit + 1}) AS matched`;
   const n = Number((await statement.execute(db)).rows[0]?.n ?? 0);
   return limit === undefined ? { count: n, hasMore: false } : { count: Math.min(n, limit), hasMore: n > limit };
 }

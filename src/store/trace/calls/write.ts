@@ -6,6 +6,7 @@ import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
 import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";
 import { leafKeys } from "./leaf-keys.js";
+import { jsonSearchText, type TextDocument, textInsertStatements } from "./text-index.js";
 import type { Committed } from "./group-commit.js";
 import { extractRefs } from "./refs.js";
 import { trimJsonFields } from "./trim.js";
@@ -26,6 +27,8 @@ interface CallRows {
   /** Leaf index keys of the call being added (see `leaf-keys.ts`). */
   keys: number[];
   leaves: LeafDocument[];
+  /** Text index documents (see `text-index.ts`), one per stored part. */
+  texts: TextDocument[];
 }
 
 /** Leaf index keys of one stored JSON column: of the value as stored, so of the placeholder when trimmed. */
@@ -43,6 +46,7 @@ function startValues(rows: CallRows, start: CallStart, inputsText: string): unkn
   );
   addLeaves(rows, start.projectId, "inputs", start.inputs, inputsText, json.inputs);
   addLeaves(rows, start.projectId, "attributes", start.attributes, attributesText, json.attributes);
+  rows.texts.push({ projectId: start.projectId, callId: start.id, text: `${start.opName}\n${start.displayName ?? ""}\n${jsonSearchText(json.inputs)}` });
   return [start.projectId, start.id, start.opName, start.displayName, start.traceId, start.parentId, start.threadId, start.turnId, start.startedAt, json.attributes, json.inputs, json.otel_dump, start.wbUserId, start.wbRunId, start.wbRunStep];
 }
 
@@ -51,6 +55,7 @@ function endValues(rows: CallRows, end: CallEnd, outputText: string): unknown[] 
   const json = trimJsonFields({ output: outputText, summary: summaryText }, end.exception ?? "", end.id);
   addLeaves(rows, end.projectId, "output", end.output ?? null, outputText, json.output);
   addLeaves(rows, end.projectId, "summary", end.summary, summaryText, json.summary);
+  rows.texts.push({ projectId: end.projectId, callId: end.id, text: jsonSearchText(json.output) });
   return [end.endedAt, end.exception, json.output, json.summary, end.wbRunStepEnd];
 }
 
@@ -84,7 +89,7 @@ const END_ASSIGNMENTS = [...assign(END_COLUMNS), "trace_id = COALESCE(trace_call
  * cannot fit, before anything is written.
  */
 export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): CompiledQuery[] {
-  const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [] };
+  const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [], texts: [] };
   for (const { start, end } of mergeWrites(writes)) {
     rows.keys = [];
     const inputsText = start ? encode(start.inputs) : "";
@@ -103,6 +108,7 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
     ...upsert(dialect, END_ONLY_COLUMNS, rows.ends, END_ASSIGNMENTS),
     ...bulkInsert(dialect, "INSERT INTO trace_call_refs (project_id, call_id, direction, ref)", 4, rows.refs, "ON CONFLICT DO NOTHING"),
     ...leafInsertStatements(dialect, rows.leaves),
+    ...textInsertStatements(dialect, rows.texts),
   ];
 }
 
@@ -121,9 +127,12 @@ export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit
 function collectRefs(into: unknown[][], projectId: string, callId: string, direction: "input" | "output", value: unknown): void {
   for (const ref of extractRefs(value)) into.push([projectId, callId, direction, ref]);
 }
-/** Sets a call's display name; an unknown call is no error (`spec/trace.md` §4.1). */
-export async function updateDisplayName(db: TraceDb, projectId: string, callId: string, displayName: string): Promise<void> {
-  await db.updateTable("trace_calls").set({ display_name: displayName }).where("project_id", "=", projectId).where("id", "=", callId).execute();
+/** Sets a call's display name, and indexes its text; an unknown call is no error (`spec/trace.md` §4.1). */
+export async function updateDisplayName(db: TraceDb, dialect: DialectName, projectId: string, callId: string, displayName: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable("trace_calls").set({ display_name: displayName }).where("project_id", "=", projectId).where("id", "=", callId).execute();
+    for (const statement of textInsertStatements(dialect, [{ projectId, callId, text: displayName }])) await trx.executeQuery(statement);
+  });
 }
 
 /** Soft-deletes the calls and all their descendants; returns how many calls were marked. */

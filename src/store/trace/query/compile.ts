@@ -7,13 +7,14 @@ import { QueryError } from "./errors.js";
 /**
  * What an operand evaluates to:
  * - `literal`: a constant known here, compared in the form that suits the other side;
- * - `scalar`: a typed SQL column or expression (`timestamp` is canonical timestamp text);
+ * - `scalar`: a typed SQL column or expression (`timestamp` is canonical timestamp text); `equals`
+ *   may give, for some literals, an equivalent condition that indexes serve;
  * - `json`: a JSON leaf, as its text form (see `TraceSql.jsonText`), typed only at run time;
  * - `predicate`: a two-valued SQL condition (the result of an operation).
  */
 export type Value =
   | { kind: "literal"; value: unknown }
-  | { kind: "scalar"; sql: Sql; type: "string" | "number" | "timestamp"; notNull?: boolean }
+  | { kind: "scalar"; sql: Sql; type: "string" | "number" | "timestamp"; notNull?: boolean; equals?: (literal: unknown) => Sql | undefined }
   | { kind: "json"; text: Sql }
   | { kind: "predicate"; sql: Sql };
 
@@ -165,6 +166,8 @@ export class QueryCompiler {
       if (wanted === undefined) return this.dialect.falseValue;
       return wanted ? subject.sql : sql`(NOT ${subject.sql})`;
     }
+    const equivalent = op === "$eq" && subject.kind === "scalar" ? subject.equals?.(literal) : undefined;
+    if (equivalent) return equivalent;
     if (subject.kind === "scalar" && subject.type === "timestamp" && (typeof literal === "string" || typeof literal === "number")) {
       const bound = canonicalTimestamp(literal) ?? String(literal);
       return sql`(${subject.sql} ${operator} ${bound})`;
