@@ -16,6 +16,7 @@ import { serviceRoutes } from "./service/routes.js";
 import { traceRoutes } from "./trace/index.js";
 import { trainingRoutes } from "./training/index.js";
 import { uiRoutes } from "./ui/routes.js";
+import { workerRoutes } from "./workers/index.js";
 
 /** What the HTTP layer needs from the layers below it. */
 export interface AppServices {
@@ -72,6 +73,7 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     },
     { prefix: "/v1" },
   );
+  await app.register(workerRoutes, { prefix: "/v1/worker" });
   await app.register(traceRoutes, { prefix: config.traceBasePath });
   await app.register(uiRoutes, { uiDir: options.uiDir });
   return app;

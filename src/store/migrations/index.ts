@@ -5,6 +5,7 @@ import * as traceCalls from "./003-trace-calls.js";
 import * as traceObjects from "./004-trace-objects.js";
 import * as traceCallLeaves from "./005-trace-call-leaves.js";
 import * as modelLineageLora from "./006-model-lineage-lora.js";
+import * as workerKeys from "./007-worker-keys.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   "004-trace-objects": traceObjects,
   "005-trace-call-leaves": traceCallLeaves,
   "006-model-lineage-lora": modelLineageLora,
+  "007-worker-keys": workerKeys,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
