@@ -65,7 +65,7 @@ export async function buildJobPlan(store: Store, job: TrainingJobRow, work: JobW
   return plan;
 }
 
-function planRow(row: PackedRow): PlanRow {
+export function planRow(row: PackedRow): PlanRow {
   const n = row.length;
   const ints = (values: ArrayLike<number>) => Array.from(values).slice(0, n);
   return {
@@ -80,6 +80,6 @@ function planRow(row: PackedRow): PlanRow {
   };
 }
 
-function sftRow(row: SftRow): { tokens: number[]; labels: number[] } {
+export function sftRow(row: SftRow): { tokens: number[]; labels: number[] } {
   return { tokens: Array.from(row.tokens), labels: Array.from(row.labels) };
 }
