@@ -54,7 +54,7 @@ describe(`the PyTorch trainer as a worker (${dialect})`, () => {
       child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
       child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
       // A hung trainer fails the test with its log instead of holding it until the test times out.
-      const deadline = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 240_000);
+      const deadline = setTimeout(() => process.kill(-child.pid!, "SIGTERM"), 240_000);
       child.on("error", reject);
       child.on("close", (status) => {
         clearTimeout(deadline);
@@ -124,26 +124,34 @@ describe(`the PyTorch trainer as a worker (${dialect})`, () => {
     const artifact = await client.post<{ url: string }>("/preview/artifacts", { body: { project: "p", name: "start-adapter", type: "lora", files } });
     const [one, two] = [await createModel("one-rank"), await createModel("two-ranks")];
     for (const id of [one, two]) await client.post(`/preview/models/${id}/checkpoints/import`, { body: { artifact_url: artifact.url } });
-    const jobOne = await sftJob(one, 4, 1e-3, 4);
-    await runTrainer(1);
-    const jobTwo = await sftJob(two, 4, 1e-3, 4);
-    const log = await runTrainer(1, 2);
-    expect(log).toMatch(/committed step 1/);
-    for (const job of [jobOne, jobTwo]) expect(await waitForJob(t, job, isTerminal)).toMatchObject({ status: "succeeded", step: 1 });
-    const [a, b] = [await adapterAt(one, 1), await adapterAt(two, 1)];
-    let moved = 0;
-    let difference = 0;
-    a.parameters().forEach((tensor, i) => {
-      const other = b.parameters()[i]!;
-      const initial = start.parameters()[i]!;
-      for (let j = 0; j < tensor.length; j++) {
-        moved = Math.max(moved, Math.abs(tensor[j]! - initial[j]!));
-        difference = Math.max(difference, Math.abs(tensor[j]! - other[j]!));
-      }
-    });
-    expect(moved).toBeGreaterThan(5e-4); // the step changed the weights by about the learning rate
-    expect(difference).toBeLessThan(1e-6);
-    const [lossOne, lossTwo] = [(await allEvents(t, jobOne))[1]!.data.loss as number, (await allEvents(t, jobTwo))[1]!.data.loss as number];
-    expect(Math.abs(lossOne - lossTwo)).toBeLessThan(1e-5);
+    // An SFT step (rows dealt out to the ranks), then an RL step (results dealt out to the ranks).
+    const jobsOne = [await sftJob(one, 4, 1e-3, 4), await rlJob(one)];
+    await runTrainer(2);
+    const jobsTwo = [await sftJob(two, 4, 1e-3, 4), await rlJob(two)];
+    const log = await runTrainer(2, 2);
+    expect(log).toMatch(/committed step 2/);
+    for (const job of [...jobsOne, ...jobsTwo]) expect(await waitForJob(t, job, isTerminal)).toMatchObject({ status: "succeeded" });
+    for (const step of [1, 2]) {
+      const [a, b, before] = [await adapterAt(one, step), await adapterAt(two, step), step === 1 ? start : await adapterAt(one, step - 1)];
+      let moved = 0;
+      let difference = 0;
+      a.parameters().forEach((tensor, i) => {
+        const other = b.parameters()[i]!;
+        const initial = before.parameters()[i]!;
+        for (let j = 0; j < tensor.length; j++) {
+          moved = Math.max(moved, Math.abs(tensor[j]! - initial[j]!));
+          difference = Math.max(difference, Math.abs(tensor[j]! - other[j]!));
+        }
+      });
+      expect(moved, `step ${step}`).toBeGreaterThan(5e-4); // each step changed the weights by about its learning rate
+      // 1% of a step's update: the ranks sum float32 gradients in another order, and the RL jobs pack
+      // their results in another order (each job's shuffle is seeded by its id), which AdamW's
+      // normalisation turns into differences of a few 1e-7 on weights whose gradient is near zero.
+      expect(difference, `step ${step}`).toBeLessThan(1e-5);
+    }
+    for (const index of [0, 1]) {
+      const [lossOne, lossTwo] = [(await allEvents(t, jobsOne[index]!))[1]!.data.loss as number, (await allEvents(t, jobsTwo[index]!))[1]!.data.loss as number];
+      expect(Math.abs(lossOne - lossTwo)).toBeLessThan(1e-5);
+    }
   }, 600_000);
 });
