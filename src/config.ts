@@ -66,6 +66,11 @@ export interface JobSettings {
   trainerIdleMs: number;
   /** `FLYWHEEL_TRAINING_DATA_MAX_MB` / `FLYWHEEL_TRAINING_DATA_TIMEOUT_S`: limits of SFT data fetched from an http(s) `training_data_url`. */
   webTrainingData: { maxBytes: number; timeoutMs: number };
+  /**
+   * `FLYWHEEL_PYTORCH_MODELS`: base model ids whose jobs the PyTorch worker pool trains (over the
+   * worker protocol) instead of the built-in trainer; "all" (`*`) sends every job there.
+   */
+  pytorchBaseModels: string[] | "all";
 }
 
 /** How the built-in inference engines schedule requests (unset numbers take the engine's defaults). */
@@ -194,7 +199,15 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
       maxBytes: parseInteger(env.FLYWHEEL_TRAINING_DATA_MAX_MB ?? "1024", "FLYWHEEL_TRAINING_DATA_MAX_MB", 1, 1024 * 1024) * 1024 * 1024,
       timeoutMs: parseInteger(env.FLYWHEEL_TRAINING_DATA_TIMEOUT_S ?? "120", "FLYWHEEL_TRAINING_DATA_TIMEOUT_S", 1, 86_400) * 1000,
     },
+    pytorchBaseModels: parseModelList(env.FLYWHEEL_PYTORCH_MODELS ?? ""),
   };
+}
+
+/** A comma-separated list of base model ids, or `*` for all of them. */
+function parseModelList(value: string): string[] | "all" {
+  const trimmed = value.trim();
+  if (trimmed === "*") return "all";
+  return trimmed.split(",").map((id) => id.trim()).filter(Boolean);
 }
 
 function loadImageUpstream(env: Env): ImageUpstreamConfig | undefined {

@@ -31,6 +31,17 @@ describe.each(testDialects)("flywheel keys on %s", (dialect) => {
     expect(await authenticateApiKey(store.db, key)).toBeUndefined();
   });
 
+  it("creates a worker key with --role worker", async () => {
+    store = await openTestStore(dialect);
+    const created = await runCli(["keys", "create", "--role", "worker", "--data-dir", store.dataDir], { DATABASE_URL: store.databaseUrl });
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/worker key/);
+    expect(await authenticateApiKey(store.db, created.stdout.trim().split("\n").at(-1)!)).toMatchObject({ role: "worker" });
+    const wrong = await runCli(["keys", "create", "--role", "admin", "--data-dir", store.dataDir], { DATABASE_URL: store.databaseUrl });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--role must be user or worker/);
+  });
+
   it("exits 2 with a message on a bad command line", async () => {
     store = await openTestStore(dialect);
     const res = await runCli(["keys", "create", "--data-dir", store.dataDir], { DATABASE_URL: store.databaseUrl });

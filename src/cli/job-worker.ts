@@ -2,6 +2,7 @@ import { TrainerThreads } from "../engine/train/thread/trainer-threads.js";
 import type { AppServices } from "../server/app.js";
 import { EngineTrainer } from "../worker/engine-trainer.js";
 import type { Trainer } from "../worker/trainer.js";
+import { builtInWorkerFilter } from "../worker/routing.js";
 import { JobWorker, type WorkerLog } from "../worker/worker.js";
 
 /**
@@ -20,7 +21,7 @@ export function createJobWorker(services: AppServices, log: WorkerLog, trainer?:
       stepDelayMs: jobs.stepDelayMs,
       remoteData: jobs.webTrainingData,
     },
-    { concurrency: jobs.concurrency, pollMs: jobs.pollMs, leaseMs: jobs.leaseMs, maxAttempts: jobs.maxAttempts },
+    { concurrency: jobs.concurrency, pollMs: jobs.pollMs, leaseMs: jobs.leaseMs, maxAttempts: jobs.maxAttempts, baseModels: builtInWorkerFilter(jobs) },
     log,
   );
 }

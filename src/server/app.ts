@@ -16,6 +16,7 @@ import { serviceRoutes } from "./service/routes.js";
 import { traceRoutes } from "./trace/index.js";
 import { trainingRoutes } from "./training/index.js";
 import { uiRoutes } from "./ui/routes.js";
+import { workerRoutes } from "./workers/index.js";
 
 /** What the HTTP layer needs from the layers below it. */
 export interface AppServices {
@@ -77,6 +78,7 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     root.addHook("onRequest", requireApiKey(services.store, "openai", ["bearer"]));
     await root.register(rootChatRoutes, { routing: chatRouting });
   });
+  await app.register(workerRoutes, { prefix: "/v1/worker" });
   await app.register(traceRoutes, { prefix: config.traceBasePath });
   await app.register(uiRoutes, { uiDir: options.uiDir });
   return app;

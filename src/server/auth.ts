@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Principal } from "../store/keys.js";
+import type { ApiKeyRole } from "../store/schema.js";
 import type { Store } from "../store/db.js";
 import { type ErrorStyle, sendError } from "./errors.js";
 
@@ -39,8 +40,12 @@ export function readApiKey(request: FastifyRequest, schemes: CredentialScheme[])
   return undefined;
 }
 
-/** An onRequest hook that rejects callers without a live key with 401 in the route's error style. */
-export function requireApiKey(store: Store, defaultStyle: ErrorStyle, schemes: CredentialScheme[]) {
+/**
+ * An onRequest hook that rejects callers without a live key with 401 in the route's error style,
+ * and a key of another role with 403: a worker key never reaches the public APIs, a user's key
+ * never the worker protocol.
+ */
+export function requireApiKey(store: Store, defaultStyle: ErrorStyle, schemes: CredentialScheme[], role: ApiKeyRole = "user") {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const style = request.routeOptions.config?.errorStyle ?? defaultStyle;
     const key = readApiKey(request, schemes);
@@ -52,6 +57,11 @@ export function requireApiKey(store: Store, defaultStyle: ErrorStyle, schemes: C
     const principal = await authenticateApiKey(store.db, key);
     if (!principal) {
       sendError(reply, style, 401, "Invalid or revoked API key", { headers: challenge, type: "AuthenticationError" });
+      return reply;
+    }
+    if (principal.role !== role) {
+      const message = role === "user" ? "This is a worker key: it is accepted only by the worker protocol (/v1/worker/...)" : "This route is for training workers: use a key made with 'flywheel keys create --role worker'";
+      sendError(reply, style, 403, message, { type: "PermissionDeniedError" });
       return reply;
     }
     request.principal = principal;

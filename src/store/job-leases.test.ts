@@ -48,6 +48,14 @@ describe.each(testDialects)("job leases on %s", (dialect) => {
     expect((await claimJobs(store.db, "w2", { leaseMs: 60_000, limit: 10 })).map((j) => j.id)).toEqual([a2.id]);
   });
 
+  it("claims only the base models a worker takes (routing)", async () => {
+    const other = (await createModel(store.db, { entity: "e", project: "p", name: "o", base_model: "pool/model" })).model.id;
+    const [mine, pooled] = [await job(await model("m")), await job(other)];
+    expect(await claimJobs(store.db, "w1", { leaseMs: 60_000, limit: 10, baseModels: { only: [] } })).toEqual([]);
+    expect((await claimJobs(store.db, "w1", { leaseMs: 60_000, limit: 10, baseModels: { except: ["pool/model"] } })).map((j) => j.id)).toEqual([mine.id]);
+    expect((await claimJobs(store.db, "w2", { leaseMs: 60_000, limit: 10, baseModels: { only: ["pool/model"] } })).map((j) => j.id)).toEqual([pooled.id]);
+  });
+
   it("gives each job to exactly one of several racing workers", async () => {
     const models = await Promise.all(["a", "b", "c", "d", "e"].map(model));
     const jobs = await Promise.all(models.map((m) => job(m)));

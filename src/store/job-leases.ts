@@ -25,6 +25,12 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * Which base models' jobs a worker takes (routing, docs/configuration.md): the built-in trainer
+ * takes every base model except those of the PyTorch pool, a PyTorch worker only the ones it names.
+ */
+export type BaseModelFilter = { only: readonly string[] } | { except: readonly string[] };
+
 const expiry = (leaseMs: number) => new Date(Date.now() + leaseMs).toISOString();
 
 /**
@@ -32,12 +38,22 @@ const expiry = (leaseMs: number) => new Date(Date.now() + leaseMs).toISOString()
  * submission order, one at a time). The partial unique index on running jobs backs the rule up
  * when workers race.
  */
-export async function claimJobs(db: Kysely<Database>, workerId: string, options: { leaseMs: number; limit: number }): Promise<TrainingJobRow[]> {
+export async function claimJobs(db: Kysely<Database>, workerId: string, options: { leaseMs: number; limit: number; baseModels?: BaseModelFilter }): Promise<TrainingJobRow[]> {
   if (options.limit <= 0) return [];
-  const candidates = await db
+  const filter = options.baseModels;
+  if (filter && "only" in filter && filter.only.length === 0) return [];
+  let query = db
     .selectFrom("training_jobs as j")
     .select(["j.id", "j.model_id", "j.position"])
-    .where("j.status", "=", "queued")
+    .where("j.status", "=", "queued");
+  if (filter) {
+    const names = "only" in filter ? filter.only : filter.except;
+    if (names.length > 0) {
+      const ofBaseModels = db.selectFrom("models as m").select("m.id").where("m.base_model", "in", [...names]);
+      query = query.where("j.model_id", "only" in filter ? "in" : "not in", ofBaseModels);
+    }
+  }
+  const candidates = await query
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(

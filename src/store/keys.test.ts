@@ -18,8 +18,15 @@ describe.each(testDialects)("API keys on %s", (dialect) => {
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(created.key);
     expect(rows[0]?.key_hash).toBe(hashApiKey(created.key));
-    expect(await authenticateApiKey(store.db, created.key)).toEqual({ entity: "team-a", keyId: created.id });
+    expect(await authenticateApiKey(store.db, created.key)).toEqual({ entity: "team-a", keyId: created.id, role: "user" });
     expect(await authenticateApiKey(store.db, `${created.key}x`)).toBeUndefined();
+  });
+
+  it("makes worker keys, which do not count as an entity's key", async () => {
+    const worker = await createApiKey(store.db, "default", { role: "worker" });
+    expect(await authenticateApiKey(store.db, worker.key)).toEqual({ entity: "default", keyId: worker.id, role: "worker" });
+    expect(await countLiveApiKeys(store.db)).toBe(0);
+    await expect(ensureApiKey(store.db, worker.key, "default")).rejects.toThrow(/worker key/);
   });
 
   it("revokes by id or prefix", async () => {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { nowIso } from "./time.js";
-import type { ApiKeysTable, Database } from "./schema.js";
+import type { ApiKeyRole, ApiKeysTable, Database } from "./schema.js";
 
 const ENTITY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -26,6 +26,7 @@ export interface ApiKeyInfo {
   key_prefix: string;
   created_at: string;
   revoked_at: string | null;
+  role: ApiKeyRole;
 }
 
 export interface CreatedApiKey extends ApiKeyInfo {
@@ -33,7 +34,12 @@ export interface CreatedApiKey extends ApiKeyInfo {
   key: string;
 }
 
-export async function createApiKey(db: Kysely<Database>, entity: string, options: { name?: string; key?: string } = {}): Promise<CreatedApiKey> {
+/**
+ * A worker key (`role: "worker"`) belongs to no entity's data: it lets an external trainer take
+ * any entity's jobs through the worker protocol and nothing else. Its entity is recorded only to
+ * say who made it.
+ */
+export async function createApiKey(db: Kysely<Database>, entity: string, options: { name?: string; key?: string; role?: ApiKeyRole } = {}): Promise<CreatedApiKey> {
   if (!isValidEntityName(entity)) {
     throw new Error(`invalid entity name '${entity}': use letters, digits, '_', '.', '-' (at most 64)`);
   }
@@ -46,6 +52,7 @@ export async function createApiKey(db: Kysely<Database>, entity: string, options
     key_prefix: key.slice(0, 10),
     created_at: nowIso(),
     revoked_at: null,
+    role: options.role ?? "user",
   };
   await db.insertInto("api_keys").values(row).execute();
   const { key_hash: _hash, ...info } = row;
@@ -54,11 +61,12 @@ export async function createApiKey(db: Kysely<Database>, entity: string, options
 
 /** Makes sure `key` is a live key of `entity` (used for `FLYWHEEL_API_KEY`). */
 export async function ensureApiKey(db: Kysely<Database>, key: string, entity: string): Promise<void> {
-  const existing = await db.selectFrom("api_keys").select(["id", "entity", "revoked_at"]).where("key_hash", "=", hashApiKey(key)).executeTakeFirst();
+  const existing = await db.selectFrom("api_keys").select(["id", "entity", "revoked_at", "role"]).where("key_hash", "=", hashApiKey(key)).executeTakeFirst();
   if (!existing) {
     await createApiKey(db, entity, { key, name: "FLYWHEEL_API_KEY" });
     return;
   }
+  if (existing.role !== "user") throw new Error("FLYWHEEL_API_KEY is a worker key; it cannot be the API key of entity 'default'");
   if (existing.entity !== entity) {
     throw new Error(`FLYWHEEL_API_KEY already belongs to entity '${existing.entity}', not '${entity}'`);
   }
@@ -70,27 +78,28 @@ export async function ensureApiKey(db: Kysely<Database>, key: string, entity: st
 export interface Principal {
   entity: string;
   keyId: string;
+  role: ApiKeyRole;
 }
 
 /** The live key matching `key`, or undefined for an unknown or revoked key. */
 export async function authenticateApiKey(db: Kysely<Database>, key: string): Promise<Principal | undefined> {
   const row = await db
     .selectFrom("api_keys")
-    .select(["id", "entity"])
+    .select(["id", "entity", "role"])
     .where("key_hash", "=", hashApiKey(key))
     .where("revoked_at", "is", null)
     .executeTakeFirst();
-  return row ? { entity: row.entity, keyId: row.id } : undefined;
+  return row ? { entity: row.entity, keyId: row.id, role: row.role } : undefined;
 }
 
 export async function listApiKeys(db: Kysely<Database>, entity?: string): Promise<ApiKeyInfo[]> {
-  let query = db.selectFrom("api_keys").select(["id", "entity", "name", "key_prefix", "created_at", "revoked_at"]).orderBy("created_at").orderBy("id");
+  let query = db.selectFrom("api_keys").select(["id", "entity", "name", "key_prefix", "created_at", "revoked_at", "role"]).orderBy("created_at").orderBy("id");
   if (entity) query = query.where("entity", "=", entity);
   return query.execute();
 }
 
 export async function countLiveApiKeys(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom("api_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("revoked_at", "is", null).executeTakeFirstOrThrow();
+  const row = await db.selectFrom("api_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("revoked_at", "is", null).where("role", "=", "user").executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -98,7 +107,7 @@ export async function countLiveApiKeys(db: Kysely<Database>): Promise<number> {
 export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string): Promise<ApiKeyInfo | undefined> {
   const matches = await db
     .selectFrom("api_keys")
-    .select(["id", "entity", "name", "key_prefix", "created_at", "revoked_at"])
+    .select(["id", "entity", "name", "key_prefix", "created_at", "revoked_at", "role"])
     .where((eb) => eb.or([eb("id", "=", idOrPrefix), eb("key_prefix", "=", idOrPrefix.slice(0, 10))]))
     .execute();
   if (matches.length > 1) throw new Error(`'${idOrPrefix}' matches ${matches.length} keys; revoke by id`);

@@ -16,6 +16,20 @@ export interface ApiKeysTable {
   key_prefix: string;
   created_at: string;
   revoked_at: string | null;
+  /** "user": the public APIs; "worker": only the worker protocol (`src/server/workers/`). */
+  role: ApiKeyRole;
+}
+
+export type ApiKeyRole = "user" | "worker";
+
+/** An external training worker, as it last asked for jobs. */
+export interface TrainingWorkersTable {
+  /** The worker's lease owner id (`remote:<key id>:<name>`). */
+  id: string;
+  key_id: string;
+  /** JSON array of the base model ids it trains. */
+  base_models: string;
+  last_seen_at: string;
 }
 
 export interface ModelsTable {
@@ -139,4 +153,5 @@ export interface Database extends TraceObjectTables {
   training_job_token_logprobs: TrainingJobTokenLogprobsTable;
   artifacts: ArtifactsTable;
   stored_responses: StoredResponsesTable;
+  training_workers: TrainingWorkersTable;
 }

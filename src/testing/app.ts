@@ -9,6 +9,7 @@ import { type AppServices, buildApp } from "../server/app.js";
 import { templateRendererOn } from "../server/chat/engine-template.js";
 import type { RemoteDataLimits } from "../worker/remote-data.js";
 import type { Trainer } from "../worker/trainer.js";
+import { builtInWorkerFilter } from "../worker/routing.js";
 import { JobWorker, type WorkerLog, type WorkerSettings } from "../worker/worker.js";
 import { type BlobStore, LocalBlobStore } from "../store/blobs.js";
 import type { DialectName } from "../store/db.js";
@@ -23,8 +24,8 @@ export interface TestApp {
   /** The blob store the app uses (checkpoint files, artifacts). */
   blobs: BlobStore;
   dataDir: string;
-  /** Keys of two entities, to prove tenant isolation. */
-  keys: { alice: string; bob: string };
+  /** Keys of two entities, to prove tenant isolation, and a worker key for the worker protocol. */
+  keys: { alice: string; bob: string; worker: string };
   /** The in-process job worker, when the options asked for one. */
   worker: JobWorker | undefined;
   /** `app.inject` with `Authorization: Bearer <key>`. */
@@ -77,7 +78,7 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
     const { trainer, stepDelayMs = 0, remoteData, ...settings } = options.worker;
     worker = new JobWorker(
       { store, blobs: services.blobs, catalog: services.catalog, trainer, stepDelayMs, remoteData },
-      { concurrency: 2, pollMs: 50, leaseMs: 5000, maxAttempts: 3, ...settings },
+      { concurrency: 2, pollMs: 50, leaseMs: 5000, maxAttempts: 3, baseModels: builtInWorkerFilter(config.jobs), ...settings },
       quietLog,
     );
     services.onJobQueued = () => worker?.wake();
@@ -85,13 +86,14 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   }
   const alice = (await createApiKey(store.db, "alice")).key;
   const bob = (await createApiKey(store.db, "bob")).key;
+  const workerKey = (await createApiKey(store.db, "default", { name: "test worker", role: "worker" })).key;
   return {
     app,
     engines,
     store,
     blobs: services.blobs,
     dataDir: store.dataDir,
-    keys: { alice, bob },
+    keys: { alice, bob, worker: workerKey },
     worker,
     request: (key, request) => app.inject({ ...request, headers: { authorization: `Bearer ${key}`, ...request.headers } }),
     async close() {

@@ -41,7 +41,7 @@ export function jobSpec(run: TrainingRun): TrainingJobSpec {
 }
 
 /** The model's own LoRA shape in the engine's names; nothing for the default. */
-function loraShape(lora: ModelLoraConfig | null): Pick<TrainingJobSpec["newAdapter"], "rank" | "alpha" | "targetModules"> {
+export function loraShape(lora: ModelLoraConfig | null): Pick<TrainingJobSpec["newAdapter"], "rank" | "alpha" | "targetModules"> {
   return lora ? { rank: lora.r, alpha: lora.lora_alpha, targetModules: lora.target_modules } : {};
 }
 
@@ -61,6 +61,6 @@ function adapterFiles(files: Record<string, string> | null, blobs: BlobStore, wh
 }
 
 /** A model's fresh adapter is the same every time: seeded by its id. */
-function adapterSeed(modelId: string): number {
+export function adapterSeed(modelId: string): number {
   return createHash("sha256").update(modelId).digest().readUInt32LE(0);
 }

@@ -13,6 +13,7 @@ import { type JobWork, loadJobWork } from "./job-input.js";
 import { DEFAULT_REMOTE_DATA_LIMITS, type RemoteDataLimits } from "./remote-data.js";
 import { SftDataError } from "./sft-data.js";
 import type { ModelLoraConfig, Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
+import { checkFinished, checkGradientStep, checkStarted, finiteMetrics, type TrainerProgress } from "./trainer-protocol.js";
 import { summarizeTrainability } from "./trajectories.js";
 
 export interface JobRunnerDeps {
@@ -99,46 +100,31 @@ async function loadWork(job: TrainingJobRow, deps: JobRunnerDeps, signal: AbortS
   }
 }
 
-/** Records the trainer's updates as events, holding it to the documented order. */
+/** Records the trainer's updates as events, holding it to the documented order (`trainer-protocol.ts`). */
 async function followTrainer(deps: JobRunnerDeps, lease: Lease, updates: AsyncIterable<TrainerUpdate>, signal: AbortSignal): Promise<Record<string, Uint8Array> | null> {
   const { db } = deps.store;
-  let expectedSteps: number | undefined;
-  let steps = 0;
+  const progress: TrainerProgress = { announced: undefined, steps: 0 };
   for await (const update of updates) {
     if (signal.aborted) throw signal.reason;
     switch (update.type) {
       case "started":
-        if (expectedSteps !== undefined) throw new JobFailure("trainer protocol error: started twice");
-        if (!Number.isInteger(update.numSequences) || update.numSequences < 0) throw new JobFailure("trainer protocol error: num_sequences must be a non-negative integer");
-        expectedSteps = update.numSequences;
-        await recordJobEvent(db, lease, "training_started", { num_sequences: expectedSteps });
+        progress.announced = checkStarted(progress, update.numSequences);
+        await recordJobEvent(db, lease, "training_started", { num_sequences: progress.announced });
         await pause(deps.stepDelayMs, signal);
         break;
       case "gradient_step":
-        if (expectedSteps === undefined) throw new JobFailure("trainer protocol error: a gradient step before started");
-        if (++steps > expectedSteps) throw new JobFailure(`trainer protocol error: more than the announced ${expectedSteps} gradient steps`);
+        checkGradientStep(progress);
+        progress.steps++;
         await recordJobEvent(db, lease, "gradient_step", finiteMetrics(update.metrics));
         if (update.tokenLogprobs && update.tokenLogprobs.length > 0) await saveTurnLogprobs(db, lease.jobId, update.tokenLogprobs);
         await pause(deps.stepDelayMs, signal);
         break;
       case "finished":
-        if (expectedSteps === undefined || steps !== expectedSteps) {
-          throw new JobFailure(`trainer protocol error: finished after ${steps} of ${expectedSteps ?? "?"} gradient steps`);
-        }
+        checkFinished(progress);
         return update.adapter;
     }
   }
   throw new JobFailure("trainer protocol error: ended without finishing");
-}
-
-/** gradient_step data must be numbers (ART converts every value with float()); NaN and ±∞ cannot be sent as JSON. */
-function finiteMetrics(metrics: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [key, value] of Object.entries(metrics)) {
-    if (typeof value !== "number") throw new JobFailure(`trainer protocol error: metric '${key}' is not a number`);
-    if (Number.isFinite(value)) out[key] = value;
-  }
-  return out;
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import { claimJobs, type Lease, reapExpiredLeases, releaseLease, renewLease } from "../store/job-leases.js";
+import { type BaseModelFilter, claimJobs, type Lease, reapExpiredLeases, releaseLease, renewLease } from "../store/job-leases.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
 import { type JobRunnerDeps, runClaimedJob } from "./run-job.js";
 
@@ -13,6 +13,8 @@ export interface WorkerSettings {
   leaseMs: number;
   /** Claims of a job before a lost worker fails it instead of queueing it again. */
   maxAttempts: number;
+  /** The base models whose jobs this worker takes (default: all). */
+  baseModels?: BaseModelFilter;
 }
 
 /** pino-compatible subset, so the server's logger can be passed in. */
@@ -85,7 +87,7 @@ export class JobWorker {
       if (requeued.length + failed.length > 0) this.log.warn({ requeued, failed }, "took back training jobs with expired leases");
       const free = this.settings.concurrency - this.running.size;
       if (!this.stopped && free > 0) {
-        const claimed = await claimJobs(this.deps.store.db, this.id, { leaseMs: this.settings.leaseMs, limit: free });
+        const claimed = await claimJobs(this.deps.store.db, this.id, { leaseMs: this.settings.leaseMs, limit: free, ...(this.settings.baseModels ? { baseModels: this.settings.baseModels } : {}) });
         for (const job of claimed) this.launch(job);
       }
     } catch (error) {

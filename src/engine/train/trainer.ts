@@ -2,10 +2,10 @@ import type { LoraAdapter } from "../lora/adapter.js";
 import type { Transformer } from "../model/transformer.js";
 import { AdamW, type AdamWState, clipGradNorm, OPTIMIZER_SETTINGS, type TrainingMode } from "./adamw.js";
 import { NonFiniteTrainingError } from "./errors.js";
-import { rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
+import { type RlLossInputs, rlLossInputs, withPrecalculatedLogprobs } from "./loss-inputs.js";
 import type { PackedRow } from "./packing.js";
 import { TRAINING_RANGES } from "./ranges.js";
-import { rlRowLoss, type RlLossOptions } from "./rl-loss.js";
+import { type RlLossOptions, type RlRowLoss, rlRowLoss } from "./rl-loss.js";
 import { sftLossInputs } from "./sft.js";
 import type { SftRow } from "./sft-tokenize.js";
 import type { RlStepMeasurements, SftStepMeasurements } from "./step-metrics.js";
@@ -113,14 +113,7 @@ export class Trainer {
   /** One RL optimizer step on one packed row at learning rate `learningRate` (already multiplied per §5.5–5.6). */
   rlStep(row: PackedRow, loss: RlStepLoss, learningRate: number): RlStepMeasurements {
     const started = performance.now();
-    const sampled = rlLossInputs(row);
-    const inputs = loss.precalculatedLogprobs ? withPrecalculatedLogprobs(sampled, loss.precalculatedLogprobs) : sampled;
-    const scores = this.model.forward(row, this.adapter, inputs, true);
-    const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
-    requireFiniteLoss(result.loss);
-    this.gradients.zero();
-    // A row without trained tokens has a zero gradient: skip the backward, still take the step.
-    if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
+    const { result, sampled, logprobs } = this.computeRlGradients(row, loss);
     const gradNorm = this.applyGradients("rl", learningRate);
     return {
       loss: result.loss,
@@ -130,10 +123,26 @@ export class Trainer {
       klPolicyRef: result.klPolicyRef,
       probsCorr: result.probsCorr,
       numTrainableTokens: result.numTrainableTokens,
-      samplerLogprobMaxDiff: samplerLogprobMaxDiff(sampled.oldLogprobs, scores.logprobs, sampled.mask),
+      samplerLogprobMaxDiff: samplerLogprobMaxDiff(sampled.oldLogprobs, logprobs, sampled.mask),
       seconds: (performance.now() - started) / 1000,
-      recomputedLogprobs: scores.logprobs,
+      recomputedLogprobs: logprobs,
     };
+  }
+
+  /**
+   * Replaces the gradients with those of one RL row's loss (before clipping and the optimizer),
+   * and returns the loss with what the step's metrics need. `rlStep` is this, then the update.
+   */
+  computeRlGradients(row: PackedRow, loss: RlStepLoss): { result: RlRowLoss; sampled: RlLossInputs; logprobs: Float64Array } {
+    const sampled = rlLossInputs(row);
+    const inputs = loss.precalculatedLogprobs ? withPrecalculatedLogprobs(sampled, loss.precalculatedLogprobs) : sampled;
+    const scores = this.model.forward(row, this.adapter, inputs, true);
+    const result = rlRowLoss(inputs, scores.logprobs, loss.options, { entropies: scores.entropies, ...(loss.refLogprobs ? { refLogprobs: loss.refLogprobs } : {}) });
+    requireFiniteLoss(result.loss);
+    this.gradients.zero();
+    // A row without trained tokens has a zero gradient: skip the backward, still take the step.
+    if (result.numTrainableTokens > 0) this.model.backward(result.gradient, this.gradients);
+    return { result, sampled, logprobs: scores.logprobs };
   }
 
   /**

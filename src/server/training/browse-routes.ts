@@ -54,7 +54,7 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
     async ({ params, query }, request) => {
       const model = await ownModel(store.db, principalOf(request).entity, params.model_id);
       const page = await pageModelJobs(store.db, model.id, query);
-      return { ...page, data: page.data.map(toJobResponse) };
+      return { ...page, data: page.data.map((job) => toJobResponse(job)) };
     },
   );
 

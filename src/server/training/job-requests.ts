@@ -11,7 +11,7 @@ import type { JobRes } from "./job-schemas.js";
 
 /** Helpers shared by the two job-creating routes. */
 
-export function toJobResponse(job: TrainingJobRow): z.output<typeof JobRes> {
+export function toJobResponse(job: TrainingJobRow, waitingFor: string | null = null): z.output<typeof JobRes> {
   return {
     id: job.id,
     model_id: job.model_id,
@@ -24,6 +24,7 @@ export function toJobResponse(job: TrainingJobRow): z.output<typeof JobRes> {
     training_end: job.ended_at,
     error_message: job.error_message,
     step: job.status === "succeeded" ? job.result_step : null,
+    waiting_for: waitingFor,
   };
 }
 

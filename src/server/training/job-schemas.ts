@@ -42,6 +42,7 @@ export const JobRes = z.object({
   training_end: z.string().nullable().describe("Alias of ended_at"),
   error_message: z.string().nullable(),
   step: z.number().int().nullable().describe("The checkpoint step the job committed; null until it succeeded"),
+  waiting_for: z.string().nullable().describe("Set on a single job's read while it is queued for a trainer that is not there (e.g. no PyTorch worker polls for its base model)"),
 });
 
 export const JobEventItem = z.object({

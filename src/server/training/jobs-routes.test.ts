@@ -30,6 +30,7 @@ describe.each(testDialects)("training jobs over HTTP on %s", (dialect) => {
       training_end: null,
       error_message: null,
       step: null,
+      waiting_for: null,
     });
     const read = await t.request(t.keys.alice, { method: "GET", url: `/v1/preview/training-jobs/${job.id}` });
     expect(read.json()).toEqual(job);

@@ -16,6 +16,7 @@ import { ApiError, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { checkKlReferenceStep, hashRequest, readIdempotencyKey, replayIdempotent, toJobResponse } from "./job-requests.js";
 import { JobEventItem, JobEventsQuery, JobIdParams, JobRes, RlJobCreateReq, SftJobCreateReq } from "./job-schemas.js";
+import { jobWaitingFor } from "./job-waiting.js";
 import { ownModel } from "./own-model.js";
 import { cursorPageOf } from "./schemas.js";
 import { resolveSftRequest } from "./sft-request.js";
@@ -91,7 +92,10 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(
     app,
     { method: "GET", url: "/preview/training-jobs/:training_job_id", summary: "Read a training job", tags, params: JobIdParams, response: JobRes, security: "bearer" },
-    async ({ params }, request) => toJobResponse(await ownJob(principalOf(request).entity, params.training_job_id)),
+    async ({ params }, request) => {
+      const job = await ownJob(principalOf(request).entity, params.training_job_id);
+      return toJobResponse(job, await jobWaitingFor(store, app.services.config.jobs, job));
+    },
   );
 
   defineRoute(

@@ -8,6 +8,7 @@ import * as modelLineageLora from "./006-model-lineage-lora.js";
 import * as storedResponses from "./007-stored-responses.js";
 import * as traceSearch from "./008-trace-search.js";
 import * as jobTokenLogprobs from "./009-job-token-logprobs.js";
+import * as workerKeys from "./010-worker-keys.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   "007-stored-responses": storedResponses,
   "008-trace-search": traceSearch,
   "009-job-token-logprobs": jobTokenLogprobs,
+  "010-worker-keys": workerKeys,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import type { LoadedModel } from "../../model/load.js";
-import { Rng } from "../../sampling/rng.js";
 import { NonFiniteTrainingError } from "../errors.js";
 import { encodeOptimizerState, OPTIMIZER_STATE_FILE } from "../optimizer-file.js";
 import type { LoraTrainer } from "../lora-trainer.js";
+import { jobRandom } from "./plan.js";
 import { rlJobSteps } from "./rl-job.js";
 import { sftJobSteps } from "./sft-job.js";
 import { startTrainer } from "./start.js";
@@ -19,7 +18,7 @@ import type { TrainerUpdate, TrainingJobSpec } from "./types.js";
  */
 export function* runTrainingJob(model: LoadedModel, spec: TrainingJobSpec): Generator<TrainerUpdate, void> {
   const trainer = startTrainer(model, spec);
-  const random = seededRandom(spec.jobId);
+  const random = jobRandom(spec.jobId);
   const steps = spec.work.kind === "rl" ? rlJobSteps(model, trainer, spec, spec.work, random) : sftJobSteps(model, trainer, spec.work);
   const trained = yield* namingFailedStep(steps);
   yield { type: "finished", adapter: trained ? checkpointFiles(trainer) : null };
@@ -45,9 +44,4 @@ function* namingFailedStep<T>(steps: Generator<TrainerUpdate, T>): Generator<Tra
       `gradient step ${completed + 1}: ${error.message}; no checkpoint was committed (a lower learning rate, or a model trained from an earlier checkpoint, may help)`,
     );
   }
-}
-
-function seededRandom(jobId: string): () => number {
-  const rng = Rng.fromSeed(createHash("sha256").update(jobId).digest().readBigInt64LE(0));
-  return () => rng.nextFloat();
 }
