@@ -3,6 +3,7 @@ import { type GradientProblem, perTensorDirections, rlProblem, sftProblem, worst
 import { randomizeAdapter } from "../../../testing/lora.js";
 import { loadTinyModel } from "../../../testing/models.js";
 import { createLoraAdapter } from "../../lora/init.js";
+import { LayerActivations } from "../../model/layer-activations.js";
 import { LoraGradients } from "./lora-gradients.js";
 import { TrainingModel } from "./training-model.js";
 
@@ -39,13 +40,19 @@ describe.each(ARCHITECTURES)("LoRA gradients on %s", (architecture) => {
     checkAgainstFiniteDifferences(rlProblem(model, adapter));
   });
 
-  it("are the same when activations are recomputed instead of kept", () => {
+  it("are the same when some or all layers' activations are recomputed instead of kept", () => {
     const problem = rlProblem(model, adapter);
     const kept = analytic(problem).gradients;
-    const recomputing = new TrainingModel(loaded.transformer, { activationBudgetBytes: 0, logitsChunkRows: 3 });
-    const scores = recomputing.forward(problem.sequence, adapter, problem, true);
-    const gradients = new LoraGradients(adapter);
-    recomputing.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);
-    gradients.tensors.forEach((tensor, i) => expect(tensor).toEqual(kept.tensors[i]));
+    const { config } = loaded;
+    const sizes = { hidden: config.hiddenSize, queries: config.numHeads * config.headDim, keyValues: config.numKvHeads * config.headDim, intermediate: config.intermediateSize };
+    const layerBytes = problem.sequence.length * LayerActivations.floatsPerRow(sizes, adapter.rank) * 4;
+    // No layer kept, then only the first (the budget holds one and a half layers).
+    for (const activationBudgetBytes of [0, 1.5 * layerBytes]) {
+      const recomputing = new TrainingModel(loaded.transformer, { activationBudgetBytes, logitsChunkRows: 3 });
+      const scores = recomputing.forward(problem.sequence, adapter, problem, true);
+      const gradients = new LoraGradients(adapter);
+      recomputing.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);
+      gradients.tensors.forEach((tensor, i) => expect(tensor).toEqual(kept.tensors[i]));
+    }
   });
 });

@@ -14,8 +14,9 @@ export interface TrainingModelOptions {
   /** Rows of logits the LM head computes at once; bounds that buffer to rows × vocab floats. Default: 32 MiB worth, at least 1. */
   logitsChunkRows?: number;
   /**
-   * Bytes of per-layer activations kept between forward and backward. Beyond it only each layer's
-   * input is kept and a layer's forward is recomputed just before its backward. Default 1 GiB.
+   * Bytes of per-layer activations kept between forward and backward: the first layers that fit
+   * keep theirs; for the others only the layer's input is kept and its forward is recomputed just
+   * before its backward. Default 2 GiB.
    */
   activationBudgetBytes?: number;
 }
@@ -46,7 +47,8 @@ export class TrainingModel {
   /** Layer l's input at [l·rows·hidden, (l+1)·rows·hidden); the final hidden state last. */
   private layerInputs = new Float32Array(0);
   private dHidden = new Float32Array(0);
-  private last: { pass: PassLayout; tokens: Int32Array; keptAll: boolean; backwardReady: boolean } | null = null;
+  /** The last forward: its pass, its tokens, how many of its first layers kept their activations. */
+  private last: { pass: PassLayout; tokens: Int32Array; kept: number; backwardReady: boolean } | null = null;
 
   constructor(
     readonly transformer: Transformer,
@@ -61,7 +63,7 @@ export class TrainingModel {
     const chunkRows = options.logitsChunkRows ?? Math.max(1, Math.floor((32 << 20) / (4 * config.vocabSize)));
     if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`logitsChunkRows must be a positive integer, got ${chunkRows}`);
     this.scorer = new TokenScorer({ kernels, weights, eps: config.rmsNormEps, hidden: config.hiddenSize, vocab: config.vocabSize, chunkRows });
-    this.budget = options.activationBudgetBytes ?? 1 << 30;
+    this.budget = options.activationBudgetBytes ?? 2 ** 31;
     this.gradientBuffers = new GradientBuffers(this.sizes);
   }
 
@@ -90,19 +92,21 @@ export class TrainingModel {
     this.rope.ensure(maxPosition + 1);
 
     const rank = adapter?.rank ?? 0;
-    const keepAll = forBackward && config.numLayers * rows * LayerActivations.floatsPerRow(this.sizes, rank) * 4 <= this.budget;
+    // The first `kept` layers keep their activations; the rest share one slot and are recomputed.
+    const layerBytes = rows * LayerActivations.floatsPerRow(this.sizes, rank) * 4;
+    const kept = forBackward ? Math.min(config.numLayers, Math.floor(this.budget / layerBytes)) : 0;
     const width = rows * config.hiddenSize;
     if (this.layerInputs.length < (config.numLayers + 1) * width) this.layerInputs = new Float32Array((config.numLayers + 1) * width);
     const inputOf = (layer: number) => this.layerInputs.subarray(layer * width, (layer + 1) * width);
 
     kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
     for (let layer = 0; layer < config.numLayers; layer++) {
-      const acts = this.activations(keepAll ? layer : 0, rows, rank);
+      const acts = this.activations(Math.min(layer, kept), rows, rank);
       this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1));
     }
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
-    this.last = { pass, tokens: sequence.tokens.subarray(0, rows), keptAll: keepAll, backwardReady: forBackward };
+    this.last = { pass, tokens: sequence.tokens.subarray(0, rows), kept, backwardReady: forBackward };
     return scores;
   }
 
@@ -136,9 +140,9 @@ export class TrainingModel {
     this.gradientBuffers.ensure(rows, rank);
     for (let layer = config.numLayers - 1; layer >= 0; layer--) {
       const layerWeights = weights.layers[layer]!;
-      const acts = this.activations(last.keptAll ? layer : 0, rows, rank);
+      const acts = this.activations(Math.min(layer, last.kept), rows, rank);
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
-      if (!last.keptAll) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
+      if (layer >= last.kept) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
       this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients });
     }
     // dHidden is now dLoss/d(embedding rows).
