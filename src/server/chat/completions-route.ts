@@ -5,7 +5,7 @@ import { withChatErrors } from "./engine-errors.js";
 import type { ChatRouting } from "./index.js";
 import { prepareCompletion } from "./prepare.js";
 import { prepareContextOf } from "./request-context.js";
-import { chatBodyLimit, checkRequestSize, prescanRequestSize } from "./request-limits.js";
+import { chatSizeLimits } from "./request-limits.js";
 import { ChatCompletionReq } from "./request-schema.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 import { forwardCompletion } from "./upstream/forward.js";
@@ -29,9 +29,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       body: ChatCompletionReq,
       errorStyle: "openai",
       security: "bearer",
-      prescan: (text) => prescanRequestSize(text, config.chat),
-      precheck: (body) => checkRequestSize(body, config.chat),
-      bodyLimit: chatBodyLimit(config),
+      ...chatSizeLimits(config),
     },
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);

@@ -18,6 +18,19 @@ export function checkRequestLimits(req: ChatCompletionRequest, limits: ChatLimit
 }
 
 /**
+ * The route options that put chat's size limits on a route whose body has top-level `messages` and
+ * `tools` (chat, Messages, Responses): counted in the raw text before parsing, checked again on
+ * the parsed body, and a body limit.
+ */
+export function chatSizeLimits(config: Pick<Config, "bodyLimitBytes" | "chat">) {
+  return {
+    prescan: (text: string) => prescanRequestSize(text, config.chat),
+    precheck: (body: unknown) => checkRequestSize(body, config.chat),
+    bodyLimit: chatBodyLimit(config),
+  };
+}
+
+/**
  * The chat route's body limit: a body can hold at most FLYWHEEL_MAX_PROMPT_CHARS characters of
  * prompt text, 6 bytes each at worst (`\uXXXX`), plus 1 MiB of the rest, so a body past that is
  * refused (413) from its Content-Length before it is read or parsed. Never above the server's.

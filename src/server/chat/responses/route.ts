@@ -8,7 +8,7 @@ import { withChatErrors } from "../engine-errors.js";
 import type { ChatRouting } from "../index.js";
 import { isTrainedModelName, prepareCompletion } from "../prepare.js";
 import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
-import { chatBodyLimit, checkRequestSize, prescanRequestSize } from "../request-limits.js";
+import { chatSizeLimits } from "../request-limits.js";
 import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import type { ChatMessageIn } from "../request-schema.js";
 import { collectCompletion } from "../response.js";
@@ -42,10 +42,7 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       body: ResponsesReq,
       errorStyle: "openai",
       security: "bearer",
-      // The chat route's size limits on `messages` and `tools`, before the body is parsed and after.
-      prescan: (text) => prescanRequestSize(text, config.chat),
-      precheck: (body) => checkRequestSize(body, config.chat),
-      bodyLimit: chatBodyLimit(config),
+      ...chatSizeLimits(config),
     },
     async ({ body }, request, reply) => {
       const context = prepareContextOf(app, routing, request);
