@@ -81,8 +81,9 @@ runIt("web UI in Chromium", () => {
     await page.waitForSelector("[data-chart=reward] canvas");
     expect(await page.getAttribute("[data-chart=reward]", "data-points")).toBe("2");
     for (const chart of ["loss", "grad-norm", "learning-rate"]) expect(await page.$(`[data-chart=${chart}] canvas`), chart).not.toBeNull();
-    expect(await page.$$eval("[data-testid=jobs] tbody tr", (rows) => rows.length)).toBe(2);
-    expect(await page.textContent("[data-testid=checkpoints]")).toContain(`wandb-artifact:///alice/rl-demo/adder:step2`);
+    // The chart, the jobs and the checkpoints load separately: poll each.
+    await expect.poll(() => page.$$eval("[data-testid=jobs] tbody tr", (rows) => rows.length)).toBe(2);
+    await expect.poll(() => page.textContent("[data-testid=checkpoints]")).toContain(`wandb-artifact:///alice/rl-demo/adder:step2`);
     await page.screenshot({ path: `${SCREENSHOTS}model.png`, fullPage: true });
   });
 
@@ -126,7 +127,7 @@ runIt("web UI in Chromium", () => {
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
     await page.selectOption("label:has-text('Reaction') select", "👍");
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("1 calls");
-    expect(await page.textContent("[data-testid=call-list] a.call-row")).toContain("chat");
+    await expect.poll(() => page.textContent("[data-testid=call-list] a.call-row")).toContain("chat");
     await page.selectOption("label:has-text('Reaction') select", "");
     await page.fill("input[type=search]", "capital OF");
     await page.press("input[type=search]", "Enter");
@@ -144,7 +145,7 @@ runIt("web UI in Chromium", () => {
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe(`${MANY_CALLS.toLocaleString("en-US")} calls`);
     await page.waitForSelector("[data-testid=call-list] a.call-row");
     expect(await page.$$eval("[data-testid=call-list] .vrow", (rows) => rows.length)).toBeLessThan(60);
-    expect(await page.textContent("[data-testid=call-list] a.call-row")).toContain(`op-${MANY_CALLS - 1}`);
+    await expect.poll(() => page.textContent("[data-testid=call-list] a.call-row")).toContain(`op-${MANY_CALLS - 1}`);
     // The oldest call is the last row: scrolling there fetches its page.
     await page.$eval("[data-testid=call-list] .vlist", (list) => (list.scrollTop = list.scrollHeight));
     await expect.poll(() => page.$$eval("[data-testid=call-list] a.call-row .op", (ops) => ops.map((op) => op.textContent))).toContain("op-0");
@@ -162,7 +163,8 @@ runIt("web UI in Chromium", () => {
     await expect.poll(() => page.textContent("[data-testid=add-to-dataset] [role=status]")).toMatch(/Added 2 call\(s\): from traces v0 has 2 rows/);
     await page.click("[data-testid=add-to-dataset] a:has-text('Open it')");
     await expect.poll(() => page.textContent("[data-testid=dataset-count]")).toBe("2 rows");
-    expect(await page.textContent("[data-testid=dataset-rows]")).toContain("source_call_id");
+    // The count and the rows are two requests: wait for the rows too.
+    await expect.poll(() => page.textContent("[data-testid=dataset-rows]")).toContain("source_call_id");
     await page.screenshot({ path: `${SCREENSHOTS}datasets.png`, fullPage: true });
   });
 
