@@ -3,6 +3,7 @@ comparing with Flywheel's built-in trainer on the same rows (src/server/workers/
 
     python -m flywheel_trainer.gradients < '{"base_dir": ..., "adapter_dir": ..., "cases": [{"kind": "rl"|"sft", ...}]}'
 
+`device` (optional, default "cpu") is where the model runs, e.g. "cuda".
 RL case: `row` (a plan row) and `loss` (the plan's loss options; a KL penalty compares with the base
 model); SFT case: `rows` ({tokens, labels}). Prints one {"loss", "metrics", "modules": [{layer, name,
 gradA, gradB}]} per case, gradients as base64 little-endian float32.
@@ -26,7 +27,7 @@ def _f32(tensor):
 
 def main():
     request = json.load(sys.stdin)
-    model = LoraModel(request["base_dir"], request["adapter_dir"], dtype=request.get("dtype", "float32"))
+    model = LoraModel(request["base_dir"], request["adapter_dir"], dtype=request.get("dtype", "float32"), device=request.get("device", "cpu"))
     results = [one_case(model, case) for case in request["cases"]]
     json.dump(results, sys.stdout, default=lambda v: None if v is None else float(np.float64(v)))
 

@@ -22,8 +22,11 @@ class LoraModel:
     """A PEFT model whose trainable tensors are listed as Flywheel's optimizer lists them:
     modules in layer order, then forward order within a layer; lora_A then lora_B of each."""
 
-    def __init__(self, base_dir, adapter_dir, dtype="float32", device="cpu"):
-        base = transformers.AutoModelForCausalLM.from_pretrained(base_dir, dtype=DTYPES[dtype], attn_implementation="eager")
+    def __init__(self, base_dir, adapter_dir, dtype="float32", device="cpu", attention="sdpa"):
+        # Packed rows need an arbitrary mask: "sdpa" takes one and runs fused kernels on GPUs; "eager"
+        # materializes every attention matrix for backward (the reference, slower, more memory).
+        self.attention = attention
+        base = transformers.AutoModelForCausalLM.from_pretrained(base_dir, dtype=DTYPES[dtype], attn_implementation=attention)
         self.model = peft.PeftModel.from_pretrained(base, adapter_dir, is_trainable=True)
         self.model.to(device)
         self.device = device

@@ -28,14 +28,22 @@ class AdamW:
         if state is not None and not _fits(state, sizes):
             state = None  # moments of another adapter shape: start fresh, as the built-in trainer does
         self.state = state or _empty(sizes)
+        self._place_moments()
+
+    def _place_moments(self):
+        """Moments live beside their parameters (on the GPU when training there): no copies per step."""
+        for key in ("exp_avg", "exp_avg_sq"):
+            self.state[key] = [m.to(p.device) for m, p in zip(self.state[key], self.parameters)]
 
     def begin_job(self, mode):
         if self.state["mode"] is not None and self.state["mode"] != mode:
             self.state = {**_empty([p.numel() for p in self.parameters]), "mode": mode}
+            self._place_moments()
         self.state["mode"] = mode
 
     def step(self, learning_rate):
-        """One update from the parameters' .grad (already clipped)."""
+        """One update from the parameters' .grad (already clipped), all tensors at once: a few
+        kernels over one flat vector rather than a dozen per tensor (on a GPU each is a launch)."""
         options = SETTINGS[self.state["mode"]]
         beta1, beta2, eps, decay_rate = options["beta1"], options["beta2"], options["eps"], options["weight_decay"]
         self.state["step"] += 1
@@ -43,23 +51,24 @@ class AdamW:
         step_size = learning_rate / (1 - beta1**step)
         correction2 = math.sqrt(1 - beta2**step)
         decay = 1 - learning_rate * decay_rate
+        sizes = [p.numel() for p in self.parameters]
         with torch.no_grad():
-            for index, parameter in enumerate(self.parameters):
-                grad = parameter.grad.detach().reshape(-1).double().cpu()
-                m = beta1 * self.state["exp_avg"][index].double() + (1 - beta1) * grad
-                v = beta2 * self.state["exp_avg_sq"][index].double() + (1 - beta2) * grad * grad
-                self.state["exp_avg"][index] = m.float()
-                self.state["exp_avg_sq"][index] = v.float()
-                updated = (parameter.detach().reshape(-1).double().cpu() * decay - (step_size * m) / (v.sqrt() / correction2 + eps)).float()
-                if not bool(torch.isfinite(updated).all()):
-                    raise NonFiniteTraining(f"the updated weights are not finite at learning rate {learning_rate}")
-                parameter.copy_(updated.reshape(parameter.shape).to(parameter.device, parameter.dtype))
+            grad = _flat([p.grad for p in self.parameters])
+            m = beta1 * _flat(self.state["exp_avg"]) + (1 - beta1) * grad
+            v = beta2 * _flat(self.state["exp_avg_sq"]) + (1 - beta2) * grad * grad
+            updated = (_flat(self.parameters) * decay - (step_size * m) / (v.sqrt() / correction2 + eps)).float()
+            if not bool(torch.isfinite(updated).all()):
+                raise NonFiniteTraining(f"the updated weights are not finite at learning rate {learning_rate}")
+            self.state["exp_avg"] = list(m.float().split(sizes))
+            self.state["exp_avg_sq"] = list(v.float().split(sizes))
+            for parameter, value in zip(self.parameters, updated.split(sizes)):
+                parameter.copy_(value.reshape(parameter.shape))
 
     def save(self, path):
         tensors = {}
         for index, (m, v) in enumerate(zip(self.state["exp_avg"], self.state["exp_avg_sq"])):
-            tensors[f"exp_avg.{index}"] = m.contiguous()
-            tensors[f"exp_avg_sq.{index}"] = v.contiguous()
+            tensors[f"exp_avg.{index}"] = m.cpu().contiguous()
+            tensors[f"exp_avg_sq.{index}"] = v.cpu().contiguous()
         metadata = {"format": _FORMAT, "step": str(self.state["step"]), "mode": self.state["mode"] or "none", "tensors": str(len(self.state["exp_avg"]))}
         safetensors.torch.save_file(tensors, path, metadata=metadata)
 
@@ -67,19 +76,23 @@ class AdamW:
 def clip_grad_norm(parameters, max_norm):
     """Scales all gradients so their global L2 norm is at most max_norm (coefficient max/(norm + 1e-6),
     applied below 1); returns the norm before clipping. A non-finite norm is an error."""
-    total = 0.0
-    for parameter in parameters:
-        grad = parameter.grad.detach().double()
-        total += float((grad * grad).sum())
-    norm = math.sqrt(total)
+    # One flat vector on the parameters' device and one read back (not a device sync per tensor).
+    grads = _flat([parameter.grad for parameter in parameters])
+    norm = math.sqrt(float(grads.square().sum()))
     if not math.isfinite(norm):
         raise NonFiniteTraining(f"the gradient norm is not finite ({norm})")
     coefficient = max_norm / (norm + 1e-6)
     if coefficient < 1:
         with torch.no_grad():
-            for parameter in parameters:
-                parameter.grad.copy_((parameter.grad.double() * coefficient).to(parameter.grad.dtype))
+            scaled = grads * coefficient
+            for parameter, value in zip(parameters, scaled.split([p.numel() for p in parameters])):
+                parameter.grad.copy_(value.reshape(parameter.grad.shape))
     return norm
+
+
+def _flat(tensors):
+    """The tensors as one float64 vector (a copy)."""
+    return torch.cat([tensor.detach().reshape(-1).double() for tensor in tensors])
 
 
 def read_state(path):

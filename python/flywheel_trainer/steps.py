@@ -14,15 +14,19 @@ from .optimizer import SETTINGS, AdamW, NonFiniteTraining, clip_grad_norm
 
 
 class Ranks:
-    """This process's place among the job's ranks (one rank without torch.distributed)."""
+    """This process's place among the job's ranks (one rank without torch.distributed). `device` is
+    where collectives run: NCCL reduces only tensors on the rank's GPU, gloo only on the CPU."""
 
-    def __init__(self, rank=0, world=1):
-        self.rank, self.world = rank, world
+    def __init__(self, rank=0, world=1, device="cpu"):
+        self.rank, self.world, self.device = rank, world, device
 
     def all_reduce(self, tensor):
-        if self.world > 1:
-            torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.SUM)
-        return tensor
+        """The sum over ranks, computed on the collectives' device, returned where `tensor` was."""
+        if self.world == 1:
+            return tensor
+        moved = tensor.to(self.device)
+        torch.distributed.all_reduce(moved, op=torch.distributed.ReduceOp.SUM)
+        return moved.to(tensor.device)
 
 
 def rl_inputs(row, precalculated=None):
@@ -98,7 +102,7 @@ def _reduce_gradients(model, ranks, loss):
     if ranks.world == 1:
         return loss
     flat = torch.cat([p.grad.reshape(-1).double().cpu() for p in model.parameters] + [torch.tensor([loss], dtype=torch.float64)])
-    ranks.all_reduce(flat)
+    flat = ranks.all_reduce(flat)
     offset = 0
     for parameter in model.parameters:
         size = parameter.numel()

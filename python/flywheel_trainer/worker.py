@@ -27,9 +27,10 @@ def init_ranks():
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return Ranks()
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    torch.distributed.init_process_group(backend=backend)
-    return Ranks(torch.distributed.get_rank(), torch.distributed.get_world_size())
+    cuda = torch.cuda.is_available()
+    torch.distributed.init_process_group(backend="nccl" if cuda else "gloo")
+    device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if cuda else "cpu"
+    return Ranks(torch.distributed.get_rank(), torch.distributed.get_world_size(), device)
 
 
 def device_for(ranks):
@@ -52,9 +53,7 @@ def any_rank(ranks, flag):
     """True on every rank when it is true on any (a stop request seen by rank 0 reaches all)."""
     if ranks.world == 1:
         return flag
-    tensor = torch.tensor([1.0 if flag else 0.0])
-    torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.SUM)
-    return float(tensor) > 0
+    return float(ranks.all_reduce(torch.tensor([1.0 if flag else 0.0]))) > 0
 
 
 class Worker:
