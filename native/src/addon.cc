@@ -108,7 +108,8 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     return DefineClass(env, "Matrix",
                        {InstanceAccessor<&Matrix::Rows>("rows"), InstanceAccessor<&Matrix::Cols>("cols"),
                         InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength"),
-                        InstanceMethod<&Matrix::Read>("read"), InstanceMethod<&Matrix::Write>("write")});
+                        InstanceMethod<&Matrix::Read>("read"), InstanceMethod<&Matrix::Write>("write"),
+                        InstanceMethod<&Matrix::WriteTransposed>("writeTransposed")});
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
@@ -152,6 +153,14 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     guarded([&] {
       auto values = f32_arg(info, 0, "values", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "write");
       matrix_->write(values.Data());
+    });
+  }
+
+  // writeTransposed(source): an f32 matrix becomes sourceᵀ (source row-major, cols × rows).
+  void WriteTransposed(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      auto source = f32_arg(info, 0, "source", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "writeTransposed");
+      matrix_->write_transposed(source.Data());
     });
   }
 

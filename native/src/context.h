@@ -109,13 +109,11 @@ class KernelContext {
   ThreadPool pool_;
   Scratch scratch_;
   // Buffers of the training kernels, kept between calls (they only grow): gemm's copy of b in the
-  // layout its loops read and its transposed output, linear_weight_backward's xᵀ, dyᵀ and product,
+  // layout its loops read and its transposed output, linear_weight_backward's bias sums,
   // attention_backward's per-task key and value gradients.
   std::vector<float> gemm_b_;
   std::vector<float> gemm_c_t_;
-  PackedMatrix x_t_;
-  std::vector<float> dy_t_;
-  std::vector<float> product_;
+  std::vector<double> bias_sums_;
   std::vector<float> attention_d_keys_;
   std::vector<float> attention_d_values_;
 };

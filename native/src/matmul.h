@@ -27,6 +27,16 @@ using TileKernel = void (*)(const float* x, size_t x_stride, int rows, const voi
 // Widens a whole panel (cols × 16 values of `dtype`) to f32 in the same layout.
 using WidenPanel = void (*)(DType dtype, const void* panel, int cols, float* out);
 
+// dW[o, i] += Σ_r dy[r, o]·x[r, i] over one block of dW: `outputs` (at most kWeightGradientOutputs)
+// rows of dW from `d_weight`, `inputs` columns (at most the level's weight_gradient_inputs) from
+// it; dy and x point at the block's first output and input column of row 0. Each element is one
+// chain of f32 fused multiply-adds over r = 0, 1, …, rows − 1 starting from its current value, so
+// the result does not depend on the thread count or the block layout. No transpose is needed:
+// each row r is one outer product dy[r, block]ᵀ·x[r, block].
+using WeightGradientKernel = void (*)(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
+                                      const float* x, size_t x_stride, int rows, int outputs, int inputs);
+constexpr int kWeightGradientOutputs = 6;
+
 // The tile kernels of one SIMD level.
 struct MatmulKernels {
   // Reads panels of the given dtype directly, converting as it goes; at most direct_rows rows a call.
@@ -38,6 +48,8 @@ struct MatmulKernels {
   WidenPanel widen;
   // Up to how many rows a 16-bit panel is read directly; more rows widen it once per row block.
   int direct_max_rows;
+  WeightGradientKernel weight_gradient;
+  int weight_gradient_inputs;
 };
 
 const MatmulKernels& matmul_kernels_scalar();

@@ -138,13 +138,71 @@ FLYWHEEL_AVX2 void widen(DType dtype, const void* panel, int cols, float* out) {
   }
 }
 
+// The weight gradient's block: O outputs × up to 16 inputs (2 ymm each), 2·O sums in registers.
+// A partial block goes through a 16-float copy of each row, since AVX2 has no masked loads of f32
+// as cheap as AVX-512's.
+template <int O>
+FLYWHEEL_AVX2 void weight_gradient_block(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
+                                         const float* x, size_t x_stride, int rows, int inputs) {
+  alignas(32) float row[16] = {};
+  alignas(32) float sums[O][16] = {};
+  __m256 acc[O][2];
+  const bool full = inputs == 16;
+#pragma GCC unroll 8
+  for (int o = 0; o < O; o++) {
+    if (!full) {
+      for (int i = 0; i < inputs; i++) sums[o][i] = d_weight[o * d_weight_stride + i];
+    }
+    const float* from = full ? d_weight + o * d_weight_stride : sums[o];
+    acc[o][0] = _mm256_loadu_ps(from);
+    acc[o][1] = _mm256_loadu_ps(from + 8);
+  }
+  for (int r = 0; r < rows; r++) {
+    const float* xr = x + r * x_stride;
+    if (!full) {
+      for (int i = 0; i < inputs; i++) row[i] = xr[i];
+      xr = row;
+    }
+    const __m256 x0 = _mm256_loadu_ps(xr);
+    const __m256 x1 = _mm256_loadu_ps(xr + 8);
+    const float* g = dy + r * dy_stride;
+#pragma GCC unroll 8
+    for (int o = 0; o < O; o++) {
+      const __m256 go = _mm256_set1_ps(g[o]);
+      acc[o][0] = _mm256_fmadd_ps(go, x0, acc[o][0]);
+      acc[o][1] = _mm256_fmadd_ps(go, x1, acc[o][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int o = 0; o < O; o++) {
+    float* to = full ? d_weight + o * d_weight_stride : sums[o];
+    _mm256_storeu_ps(to, acc[o][0]);
+    _mm256_storeu_ps(to + 8, acc[o][1]);
+    if (!full) {
+      for (int i = 0; i < inputs; i++) d_weight[o * d_weight_stride + i] = sums[o][i];
+    }
+  }
+}
+
+FLYWHEEL_AVX2 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
+                                   const float* x, size_t x_stride, int rows, int outputs, int inputs) {
+  switch (outputs) {
+    case 1: return weight_gradient_block<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 2: return weight_gradient_block<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 3: return weight_gradient_block<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 4: return weight_gradient_block<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 5: return weight_gradient_block<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    default: return weight_gradient_block<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+  }
+}
+
 }  // namespace
 
 const MatmulKernels& matmul_kernels_avx2() {
   // f16/bf16 tiles use at most 4 rows (8 sums + 2 weights + 1 broadcast of the 16 ymm registers);
   // beyond 8 rows, widening each panel once per row block and running 6-row f32 tiles is faster.
   static const MatmulKernels kernels = {
-      {direct<DType::F32>, direct<DType::F16>, direct<DType::BF16>}, 4, direct<DType::F32>, 6, widen, 8};
+      {direct<DType::F32>, direct<DType::F16>, direct<DType::BF16>}, 4, direct<DType::F32>, 6, widen, 8, weight_gradient, 16};
   return kernels;
 }
 

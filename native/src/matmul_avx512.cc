@@ -8,6 +8,7 @@
 
 #if FLYWHEEL_HAVE_X86
 
+#include <algorithm>
 #include <cstdint>
 
 namespace flywheel {
@@ -110,13 +111,63 @@ FLYWHEEL_AVX512 void widen(DType dtype, const void* panel, int cols, float* out)
   }
 }
 
+// The weight gradient's block: O outputs × up to 64 inputs (4 zmm each), 4·O sums in registers;
+// per row, 4 loads of x and O broadcasts of dy feed 4·O fused multiply-adds.
+template <int O>
+FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
+                                           const float* x, size_t x_stride, int rows, int inputs) {
+  constexpr int V = 4;
+  __mmask16 masks[V];
+#pragma GCC unroll 4
+  for (int v = 0; v < V; v++) {
+    const int valid = std::max(0, std::min(16, inputs - 16 * v));
+    masks[v] = static_cast<__mmask16>((1u << valid) - 1);
+  }
+  __m512 acc[O][V];
+#pragma GCC unroll 8
+  for (int o = 0; o < O; o++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) acc[o][v] = _mm512_maskz_loadu_ps(masks[v], d_weight + o * d_weight_stride + 16 * v);
+  }
+  for (int r = 0; r < rows; r++) {
+    const float* xr = x + r * x_stride;
+    const float* g = dy + r * dy_stride;
+    __m512 xv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) xv[v] = _mm512_maskz_loadu_ps(masks[v], xr + 16 * v);
+#pragma GCC unroll 8
+    for (int o = 0; o < O; o++) {
+      const __m512 go = _mm512_set1_ps(g[o]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) acc[o][v] = _mm512_fmadd_ps(go, xv[v], acc[o][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int o = 0; o < O; o++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) _mm512_mask_storeu_ps(d_weight + o * d_weight_stride + 16 * v, masks[v], acc[o][v]);
+  }
+}
+
+FLYWHEEL_AVX512 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
+                                     const float* x, size_t x_stride, int rows, int outputs, int inputs) {
+  switch (outputs) {
+    case 1: return weight_gradient_block<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 2: return weight_gradient_block<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 3: return weight_gradient_block<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 4: return weight_gradient_block<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 5: return weight_gradient_block<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    default: return weight_gradient_block<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+  }
+}
+
 }  // namespace
 
 const MatmulKernels& matmul_kernels_avx512() {
   // 16-bit panels are read directly up to 16 rows (two 8-row tiles sharing each panel in cache);
   // beyond that each panel is widened once per row block and runs 12-row f32 tiles.
   static const MatmulKernels kernels = {
-      {direct<DType::F32>, direct<DType::F16>, direct<DType::BF16>}, 8, direct<DType::F32>, 12, widen, 16};
+      {direct<DType::F32>, direct<DType::F16>, direct<DType::BF16>}, 8, direct<DType::F32>, 12, widen, 16, weight_gradient, 64};
   return kernels;
 }
 

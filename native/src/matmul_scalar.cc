@@ -1,6 +1,7 @@
 // Portable matmul tiles: plain loops the compiler vectorizes for the baseline instruction set.
 // 16-bit panels are always widened to f32 first (one conversion per weight and row block). Each
 // output is one chain of multiply-adds over the columns whatever the row count (see matmul.h).
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -42,11 +43,26 @@ void widen(DType dtype, const void* panel, int cols, float* out) {
   for (size_t i = 0; i < count; i++) out[i] = dtype == DType::F16 ? f16_to_f32(bits[i]) : bf16_to_f32(bits[i]);
 }
 
+// std::fma: one rounding per step, as the SIMD levels' fused multiply-adds.
+void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride, const float* x,
+                     size_t x_stride, int rows, int outputs, int inputs) {
+  for (int o = 0; o < outputs; o++) {
+    float* out = d_weight + o * d_weight_stride;
+    for (int r = 0; r < rows; r++) {
+      const float g = dy[r * dy_stride + o];
+      const float* xr = x + r * x_stride;
+      for (int i = 0; i < inputs; i++) out[i] = std::fma(g, xr[i], out[i]);
+    }
+  }
+}
+
+constexpr int kWeightGradientInputs = 64;
+
 }  // namespace
 
 // direct_max_rows = 0: 16-bit panels always take the widening path, which these tiles rely on.
 const MatmulKernels& matmul_kernels_scalar() {
-  static const MatmulKernels kernels = {{tile_f32, tile_f32, tile_f32}, kRows, tile_f32, kRows, widen, 0};
+  static const MatmulKernels kernels = {{tile_f32, tile_f32, tile_f32}, kRows, tile_f32, kRows, widen, 0, weight_gradient, kWeightGradientInputs};
   return kernels;
 }
 

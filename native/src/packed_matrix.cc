@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 #include "fp16.h"
 
@@ -31,7 +32,7 @@ std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size) {
 }
 
 PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
-    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())), capacity_(byte_size()) {
+    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {
   const size_t element = dtype_size(dtype);
   uint8_t* packed = data_.get();
   std::memset(packed, 0, byte_size());
@@ -39,29 +40,6 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
     const uint8_t* source = data + static_cast<size_t>(row) * cols * element;
     uint8_t* target = packed + (static_cast<size_t>(row / kPanel) * kPanel * cols + row % kPanel) * element;
     for (int col = 0; col < cols; col++) std::memcpy(target + static_cast<size_t>(col) * kPanel * element, source + col * element, element);
-  }
-}
-
-PackedMatrix::PackedMatrix() : rows_(0), cols_(0), dtype_(DType::F32) {}
-
-void PackedMatrix::assign_transposed(const float* x, int rows, int cols) {
-  rows_ = cols;
-  cols_ = rows;
-  dtype_ = DType::F32;
-  if (capacity_ < byte_size()) {
-    data_ = aligned_bytes(byte_size());
-    capacity_ = byte_size();
-  }
-  float* packed = reinterpret_cast<float*>(data_.get());
-  for (int p = 0; p < panels(); p++) {
-    const int first = p * kPanel;
-    const int count = std::min(kPanel, cols - first);
-    float* panel = packed + static_cast<size_t>(p) * kPanel * rows;
-    for (int r = 0; r < rows; r++) {
-      float* target = panel + static_cast<size_t>(r) * kPanel;
-      std::memcpy(target, x + static_cast<size_t>(r) * cols + first, count * sizeof(float));
-      if (count < kPanel) std::memset(target + count, 0, (kPanel - count) * sizeof(float));
-    }
   }
 }
 
@@ -93,6 +71,21 @@ void PackedMatrix::write(const float* values) {
         const uint16_t bits = dtype_ == DType::F16 ? f32_to_f16(source[col]) : f32_to_bf16(source[col]);
         std::memcpy(base + index * 2, &bits, 2);
       }
+    }
+  }
+}
+
+void PackedMatrix::write_transposed(const float* source) {
+  if (dtype_ != DType::F32) throw std::invalid_argument("write_transposed: the matrix is not f32");
+  float* packed = reinterpret_cast<float*>(data_.get());
+  for (int p = 0; p < panels(); p++) {
+    const int first = p * kPanel;
+    const int count = std::min(kPanel, rows_ - first);
+    float* panel = packed + static_cast<size_t>(p) * kPanel * cols_;
+    for (int k = 0; k < cols_; k++) {
+      float* target = panel + static_cast<size_t>(k) * kPanel;
+      std::memcpy(target, source + static_cast<size_t>(k) * rows_ + first, count * sizeof(float));
+      if (count < kPanel) std::memset(target + count, 0, (kPanel - count) * sizeof(float));
     }
   }
 }

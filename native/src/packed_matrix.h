@@ -29,14 +29,6 @@ class PackedMatrix {
  public:
   // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
   PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
-  // An empty f32 matrix, to be filled by assign_transposed.
-  PackedMatrix();
-
-  // Becomes the f32 matrix xᵀ for x [rows × cols] row-major (so rows() == cols and cols() == rows),
-  // reusing its storage when it is big enough. Packing xᵀ needs no transpose: a panel's column r is
-  // 16 consecutive values of row r of x.
-  void assign_transposed(const float* x, int rows, int cols);
-
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   int panels() const { return (rows_ + kPanel - 1) / kPanel; }
@@ -51,13 +43,16 @@ class PackedMatrix {
   // Replaces every value with rows × cols f32 values (row-major), rounded to dtype() (training
   // updates the weights it computes with).
   void write(const float* values);
+  // f32 only: replaces every value with the transpose of `source` [cols() × rows()] row-major, so
+  // Wᵀ follows W after an optimizer step. No transpose is done: a panel's column k is 16
+  // consecutive values of source's row k.
+  void write_transposed(const float* source);
 
  private:
   int rows_;
   int cols_;
   DType dtype_;
   std::unique_ptr<uint8_t, AlignedDeleter> data_;
-  size_t capacity_ = 0;
 };
 
 }  // namespace flywheel

@@ -12,40 +12,43 @@ void KernelContext::matmul(float* out, const float* x, int rows, const PackedMat
 
 void KernelContext::linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim,
                                            int in_dim) {
-  // dW = dyᵀ·x is a matmul whose shared dimension is the rows: xᵀ packed as a weight matrix of
-  // in_dim outputs over `rows` columns, against the rows of dyᵀ. The forward's tiles do the work.
-  // The buffers are the context's and only grow, so a step's many calls allocate nothing.
-  x_t_.assign_transposed(x, rows, in_dim);
-  const size_t dy_size = static_cast<size_t>(out_dim) * rows;
-  const size_t product_size = static_cast<size_t>(out_dim) * in_dim;
-  if (dy_t_.size() < dy_size) dy_t_.resize(dy_size);
-  if (product_.size() < product_size) product_.resize(product_size);
-  float* dy_t = dy_t_.data();
-  // dyᵀ in 16 × 16 tiles, so reads and writes both stay within a few cache lines.
-  constexpr size_t kTile = 16;
-  const size_t row_tiles = (static_cast<size_t>(rows) + kTile - 1) / kTile;
-  for_chunks(row_tiles, std::max<size_t>(1, kParallelElements / (kTile * std::max(out_dim, 1))), [&](size_t begin, size_t end) {
-    for (size_t tile = begin; tile < end; tile++) {
-      const size_t r0 = tile * kTile;
-      const size_t r1 = std::min<size_t>(rows, r0 + kTile);
-      for (size_t o0 = 0; o0 < static_cast<size_t>(out_dim); o0 += kTile) {
-        const size_t o1 = std::min<size_t>(out_dim, o0 + kTile);
-        for (size_t r = r0; r < r1; r++) {
-          const float* from = dy + r * out_dim;
-          for (size_t o = o0; o < o1; o++) dy_t[o * rows + r] = from[o];
-        }
+  // dW = dyᵀ·x as a sum of per-row outer products, read straight from dy and x (no transposes).
+  // A task is one block of inputs (a column strip of x, which stays in cache) and a run of output
+  // tiles that sweep it; rows go in chunks so the strip fits the cache whatever the row count.
+  const WeightGradientKernel kernel = matmul_kernels_.weight_gradient;
+  const int width = matmul_kernels_.weight_gradient_inputs;
+  const int input_blocks = (in_dim + width - 1) / width;
+  const int output_tiles = (out_dim + kWeightGradientOutputs - 1) / kWeightGradientOutputs;
+  const double work = static_cast<double>(rows) * out_dim * in_dim;
+  const int wanted = work < kSerialWork ? 1 : (pool_.size() * 4 + input_blocks - 1) / input_blocks;
+  const int runs = std::max(1, std::min(output_tiles, wanted));
+  const int tiles_per_run = (output_tiles + runs - 1) / runs;
+  constexpr int kRowChunk = 256;
+  pool_.parallel_for(input_blocks * runs, [&](int task, int) {
+    const int i0 = (task / runs) * width;
+    const int inputs = std::min(width, in_dim - i0);
+    const int first_tile = (task % runs) * tiles_per_run;
+    const int end_tile = std::min(output_tiles, first_tile + tiles_per_run);
+    for (int r0 = 0; r0 < rows; r0 += kRowChunk) {
+      const int chunk = std::min(kRowChunk, rows - r0);
+      for (int tile = first_tile; tile < end_tile; tile++) {
+        const int o0 = tile * kWeightGradientOutputs;
+        const int outputs = std::min(kWeightGradientOutputs, out_dim - o0);
+        kernel(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy + static_cast<size_t>(r0) * out_dim + o0, out_dim,
+               x + static_cast<size_t>(r0) * in_dim + i0, in_dim, chunk, outputs, inputs);
       }
     }
   });
-  flywheel::matmul(pool_, scratch_, matmul_kernels_, product_.data(), dy_t, out_dim, x_t_, nullptr);
-  add(d_weight, product_.data(), product_size);
   if (d_bias != nullptr) {
-    for (int o = 0; o < out_dim; o++) {
-      const float* g = dy_t + static_cast<size_t>(o) * rows;
-      double sum = 0;
-      for (int r = 0; r < rows; r++) sum += g[r];
-      d_bias[o] += static_cast<float>(sum);
+    // Σ_r dy[r, o] in f64, row by row (each output's sum in row order, as before any blocking).
+    if (bias_sums_.size() < static_cast<size_t>(out_dim)) bias_sums_.resize(out_dim);
+    double* sums = bias_sums_.data();
+    std::fill(sums, sums + out_dim, 0.0);
+    for (int r = 0; r < rows; r++) {
+      const float* g = dy + static_cast<size_t>(r) * out_dim;
+      for (int o = 0; o < out_dim; o++) sums[o] += g[o];
     }
+    for (int o = 0; o < out_dim; o++) d_bias[o] += static_cast<float>(sums[o]);
   }
 }
 

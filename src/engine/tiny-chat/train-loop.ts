@@ -1,5 +1,5 @@
 import type { SftStepMeasurements } from "../train/step-metrics.js";
-import type { SftSequence } from "../train/trainer.js";
+import type { SftSequence } from "../train/sft-packing.js";
 import type { TrainingRow } from "./training-data.js";
 import { packStep } from "./training-data.js";
 

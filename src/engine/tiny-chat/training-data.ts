@@ -1,7 +1,7 @@
 import type { ChatTemplateDeps } from "../train/chat-render.js";
 import { packSftRows } from "../train/sft-packing.js";
 import { type SftRow, tokenizeSftExample } from "../train/sft-tokenize.js";
-import type { SftSequence } from "../train/trainer.js";
+import type { SftSequence } from "../train/sft-packing.js";
 import type { TinyChatExample } from "./examples.js";
 
 /** A tokenized example and the system turn it starts with (shared by many rows, so run once per packed row). */

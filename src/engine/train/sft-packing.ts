@@ -1,5 +1,16 @@
 import { IGNORE, type SftRow } from "./sft-tokenize.js";
-import type { SftSequence } from "./trainer.js";
+import type { TrainingSequence } from "./transformer/sequence.js";
+
+/**
+ * One sequence of an SFT batch: plain, or packed (several examples in one row, each attending to
+ * itself and to a shared prefix, `attention.ts`), with the next tokens it trains in prediction
+ * layout (position p predicts targets[p] where mask[p] = 1).
+ */
+export interface SftSequence {
+  sequence: TrainingSequence;
+  targets: Int32Array;
+  mask: Uint8Array;
+}
 
 /**
  * Packs SFT rows that all begin with the same `prefixLength` tokens (a system prompt, a tool list)
@@ -39,4 +50,26 @@ export function packSftRows(rows: readonly SftRow[], prefixLength: number): SftS
     }
   });
   return { sequence: { tokens, inputPos, groupIds, parentIds, length }, targets, mask };
+}
+
+/**
+ * SFT rows as few sequences as fit `maxTokens` each (consecutive rows concatenated, each attending
+ * to itself: `packSftRows` with no shared prefix); a longer row stays alone. One forward over many
+ * rows runs every matrix product on more rows at once, which small models need to use the CPU well
+ * (and a second thread at all); the loss and gradients are the rows' own, added up.
+ */
+export function packSftBatch(rows: readonly SftRow[], maxTokens: number): SftSequence[] {
+  const sequences: SftSequence[] = [];
+  let members: SftRow[] = [];
+  let tokens = 0;
+  for (const row of rows) {
+    if (members.length > 0 && tokens + row.tokens.length > maxTokens) {
+      sequences.push(packSftRows(members, 0));
+      [members, tokens] = [[], 0];
+    }
+    members.push(row);
+    tokens += row.tokens.length;
+  }
+  if (members.length > 0) sequences.push(packSftRows(members, 0));
+  return sequences;
 }

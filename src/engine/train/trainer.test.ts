@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { tinyModel } from "../../testing/models.js";
 import { TsKernels } from "../kernels/ts/index.js";
 import { loadModel } from "../model/load.js";
-import { packSftRows } from "./sft-packing.js";
+import { packSftBatch, packSftRows } from "./sft-packing.js";
+import { sftLossInputs } from "./sft.js";
 import { IGNORE, type SftRow } from "./sft-tokenize.js";
 import { Trainer } from "./trainer.js";
+import { plainSequence } from "./transformer/sequence.js";
 
 /** A fresh copy of the qwen2 fixture's weights (full-parameter training changes them). */
 const freshModel = () => loadModel(tinyModel("qwen2").dir, { kernels: new TsKernels() });
@@ -43,18 +45,37 @@ describe("Trainer in full-parameter mode", () => {
     }
   });
 
-  it("takes the same step from rows packed after their shared prefix as from the rows apart", () => {
+  it("takes the same step from rows packed after their shared prefix, or concatenated by sftStep, as from the rows apart", () => {
     const rows = rowsWithPrefix();
-    const [packedModel, plainModel] = [freshModel(), freshModel()];
+    const apart = rows.map((row) => ({ sequence: plainSequence(row.tokens), ...sftLossInputs(row) }));
+    const [packedModel, concatenatedModel, plainModel] = [freshModel(), freshModel(), freshModel()];
     const packed = new Trainer(packedModel.transformer, "full").sftSequencesStep({ sequences: [packSftRows(rows, 5)], learningRate: 1e-3 });
-    const plain = new Trainer(plainModel.transformer, "full").sftStep({ rows, learningRate: 1e-3 });
+    const concatenated = new Trainer(concatenatedModel.transformer, "full").sftStep({ rows, learningRate: 1e-3 });
+    const plain = new Trainer(plainModel.transformer, "full").sftSequencesStep({ sequences: apart, learningRate: 1e-3 });
     expect(packed.numTrainableTokens).toBe(plain.numTrainableTokens);
     expect(packed.numTokens).toBe(5 + 5 + 3 + 6);
+    expect(concatenated).toMatchObject({ numTrajectories: 3, numTokens: 10 + 8 + 11, numTrainableTokens: plain.numTrainableTokens });
+    expect(concatenated.loss).toBeCloseTo(plain.loss, 6);
+    expect(concatenated.gradNorm).toBeCloseTo(plain.gradNorm, 5);
     expect(packed.loss).toBeCloseTo(plain.loss, 5);
     expect(packed.gradNorm).toBeCloseTo(plain.gradNorm, 4);
     const next = Int32Array.from([12, 300, 45, 99, 7, 33, 70]);
-    const [a, b] = [packedModel.transformer.logitsOf(next), plainModel.transformer.logitsOf(next)];
+    const [a, b, c] = [packedModel.transformer.logitsOf(next), plainModel.transformer.logitsOf(next), concatenatedModel.transformer.logitsOf(next)];
     a.forEach((value, i) => expect(value).toBeCloseTo(b[i]!, 4));
+    c.forEach((value, i) => expect(value).toBeCloseTo(b[i]!, 5));
+  });
+});
+
+describe("packSftBatch", () => {
+  it("concatenates consecutive rows up to the token cap, each row attending to itself at its own positions", () => {
+    const rows = rowsWithPrefix(); // 10, 8 and 11 tokens
+    const sequences = packSftBatch(rows, 18);
+    expect(sequences.map(({ sequence }) => sequence.length)).toEqual([18, 11]);
+    expect([...sequences[0]!.sequence.inputPos]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7]);
+    expect([...sequences[0]!.sequence.groupIds]).toEqual([...new Array(10).fill(1), ...new Array(8).fill(2)]);
+    expect(sequences.map(({ mask }) => mask.reduce((sum, bit) => sum + bit, 0))).toEqual([rows[0]!.numTrainableTokens + rows[1]!.numTrainableTokens, rows[2]!.numTrainableTokens]);
+    // A row longer than the cap is a sequence of its own.
+    expect(packSftBatch(rows, 4).map(({ sequence }) => sequence.length)).toEqual([10, 8, 11]);
   });
 });
 

@@ -6,12 +6,12 @@ import { type RlLossInputs, rlLossInputs, withPrecalculatedLogprobs } from "./lo
 import type { PackedRow } from "./packing.js";
 import { TRAINING_RANGES } from "./ranges.js";
 import { type RlLossOptions, type RlRowLoss, rlRowLoss } from "./rl-loss.js";
-import { sftLossInputs } from "./sft.js";
+import { packSftBatch, type SftSequence } from "./sft-packing.js";
 import type { SftRow } from "./sft-tokenize.js";
 import type { RlStepMeasurements, SftStepMeasurements } from "./step-metrics.js";
 import { LoraGradients } from "./transformer/lora-gradients.js";
 import { ModelGradients, type ParameterGradients } from "./transformer/model-gradients.js";
-import { plainSequence, type TrainingSequence } from "./transformer/sequence.js";
+import { plainSequence } from "./transformer/sequence.js";
 import type { TokenScores } from "./transformer/token-logprobs.js";
 import { TrainingModel, type TrainingModelOptions } from "./transformer/training-model.js";
 
@@ -34,16 +34,13 @@ export interface LogprobsOptions {
   adapter?: LoraAdapter | null;
 }
 
+
 /**
- * One sequence of an SFT batch: plain, or packed (several examples in one row, each attending to
- * itself and to a shared prefix, `attention.ts`), with the next tokens it trains in prediction
- * layout (position p predicts targets[p] where mask[p] = 1).
+ * The most tokens `sftStep` runs in one forward: enough rows at once for the matrix products to
+ * keep two threads busy on small models; activation memory stays bounded by the transformer's
+ * activation budget whatever the length.
  */
-export interface SftSequence {
-  sequence: TrainingSequence;
-  targets: Int32Array;
-  mask: Uint8Array;
-}
+export const SFT_PACKED_TOKENS = 4096;
 
 /** What a trainer updates: a LoRA adapter's factors, or every weight of the model ("full"). */
 export type TrainTarget = LoraAdapter | "full";
@@ -147,11 +144,12 @@ export class Trainer {
 
   /**
    * One SFT optimizer step on a batch: the token-mean cross-entropy over all its trained tokens
-   * (`sftBatchLoss`), at the batch's learning rate. Rows run one at a time; their gradients add up.
+   * (`sftBatchLoss`), at the batch's learning rate. Consecutive rows run together, concatenated
+   * into sequences of up to SFT_PACKED_TOKENS tokens, each row attending to itself only.
    */
   sftStep(batch: { rows: readonly SftRow[]; learningRate: number }): SftStepMeasurements {
-    const sequences = batch.rows.map((row) => ({ sequence: plainSequence(row.tokens), ...sftLossInputs(row) }));
-    return this.sftSequencesStep({ sequences, learningRate: batch.learningRate });
+    const sequences = packSftBatch(batch.rows, SFT_PACKED_TOKENS);
+    return { ...this.sftSequencesStep({ sequences, learningRate: batch.learningRate }), numTrajectories: batch.rows.length };
   }
 
   /** `sftStep` over sequences that may be packed (`SftSequence`). */

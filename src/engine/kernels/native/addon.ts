@@ -26,6 +26,8 @@ export interface AddonMatrix {
   read(out: Float32Array): void;
   /** Replaces every value (f32, row-major), rounded to the matrix's dtype. */
   write(values: Float32Array): void;
+  /** An f32 matrix becomes sourceᵀ (source row-major, cols × rows). */
+  writeTransposed(source: Float32Array): void;
 }
 
 export interface AddonContext {

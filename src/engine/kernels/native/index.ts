@@ -59,7 +59,6 @@ export class NativeKernels implements Kernels {
   /** Weights whose Wᵀ predates the last `syncWeights` (rewritten in place when next needed). */
   private readonly staleTransposes = new Set<WeightMatrix>();
   private product = new Float32Array(0);
-  private transposeScratch = new Float32Array(0);
 
   constructor(
     readonly addon: KernelAddon,
@@ -207,20 +206,11 @@ export class NativeKernels implements Kernels {
     const wt = this.transposed.get(w);
     if (wt && !this.staleTransposes.has(w)) return wt;
     const values = this.values.get(w) ?? readValues(this.handle(w), w);
-    if (this.transposeScratch.length < values.length) this.transposeScratch = new Float32Array(values.length);
-    const t = this.transposeScratch.subarray(0, values.length);
-    const { rows, cols } = w;
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c]!;
-    }
     this.staleTransposes.delete(w);
-    if (wt) {
-      this.handle(wt).write(t);
-      return wt;
-    }
-    const created = this.createMatrix(cols, rows, "F32", new Uint8Array(t.buffer, t.byteOffset, t.byteLength));
-    this.transposed.set(w, created);
-    return created;
+    const target = wt ?? this.createMatrix(w.cols, w.rows, "F32", new Uint8Array(values.byteLength));
+    this.handle(target).writeTransposed(values);
+    this.transposed.set(w, target);
+    return target;
   }
 }
 

@@ -32,7 +32,8 @@ describeNative("native backward kernels", (addon) => {
 
     it("linear backward of a bf16 weight (input and weight gradients)", () => {
       const rng = Rng.fromSeed(21);
-      const [rows, outDim, inDim] = [70, 200, 136];
+      // Rows past one 256-row chunk of the weight gradient; outputs and inputs not multiples of its blocks.
+      const [rows, outDim, inDim] = [300, 200, 136];
       const w = randomArray(rng, outDim * inDim);
       const bytes = encodeFloats("BF16", w);
       const [wn, wt] = [native.createMatrix(outDim, inDim, "BF16", bytes), ts.createMatrix(outDim, inDim, "BF16", bytes)];
@@ -48,6 +49,11 @@ describeNative("native backward kernels", (addon) => {
       ts.linearWeightBackward({ dWeight: dwT, dBias: dbT, dy, x, rows, outDim, inDim });
       expect(worstError(dwN, dwT)).toBeLessThan(1e-5);
       expect(worstError(dbN, dbT)).toBeLessThan(1e-5);
+      // Each weight gradient is one chain over the rows: one thread gives the same bits as three.
+      const [dwOne, dbOne] = [new Float32Array(outDim * inDim), new Float32Array(outDim)];
+      new NativeKernels(addon, { threads: 1, simd }).linearWeightBackward({ dWeight: dwOne, dBias: dbOne, dy, x, rows, outDim, inDim });
+      expect(Buffer.from(dwOne.buffer).equals(Buffer.from(dwN.buffer))).toBe(true);
+      expect(Buffer.from(dbOne.buffer).equals(Buffer.from(dbN.buffer))).toBe(true);
     });
 
     it("attention backward with head size 64 over a prefix", () => {

@@ -4,7 +4,8 @@ import { TsKernels } from "../../kernels/ts/index.js";
 import { loadModel } from "../../model/load.js";
 import { packSftRows } from "../sft-packing.js";
 import { IGNORE } from "../sft-tokenize.js";
-import { type SftSequence, Trainer } from "../trainer.js";
+import type { SftSequence } from "../sft-packing.js";
+import { Trainer } from "../trainer.js";
 import { modelParameters } from "../transformer/model-gradients.js";
 import { DataParallelTrainer, splitByTokens } from "./data-parallel-trainer.js";
 

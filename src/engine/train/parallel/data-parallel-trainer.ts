@@ -1,7 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { spawnModuleThread } from "../../thread-spawn.js";
 import type { SftStepMeasurements } from "../step-metrics.js";
-import type { SftSequence } from "../trainer.js";
+import type { SftSequence } from "../sft-packing.js";
 import type { NamedParameter } from "../transformer/model-gradients.js";
 import type { FromReplica, ToReplica } from "./protocol.js";
 

@@ -1,4 +1,4 @@
-import type { SftSequence } from "../trainer.js";
+import type { SftSequence } from "../sft-packing.js";
 
 /** What a replica thread starts with: the checkpoint directory whose weights it trains. */
 export interface ReplicaInit {
