@@ -170,6 +170,27 @@ describe("references in the code and the docs", () => {
     expect(docProblems).toEqual(["gone.md no file docs/api/gone.md", "chat.md#nope no anchor #nope in docs/api/chat.md", "../../../x.md points outside the repository"]);
   });
 
+  it("name each decision once, with its anchor right above its heading, in the file of its area", () => {
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    for (const file of listFiles("docs/decisions").filter((f) => !f.endsWith("README.md"))) {
+      const lines = readFileSync(join(root, file), "utf8").split("\n");
+      const prefixes = new Set<string>();
+      lines.forEach((line, index) => {
+        const heading = /^### (D-([A-Z]+)-\d{3})\b/.exec(line);
+        if (!heading) return;
+        const [, id, area] = heading as unknown as [string, string, string];
+        prefixes.add(area);
+        if (seen.has(id)) problems.push(`${file}:${index + 1}: ${id} is used twice`);
+        seen.add(id);
+        if (lines[index - 1] !== `<a id="${id}"></a>`) problems.push(`${file}:${index + 1}: ${id} lacks its anchor line`);
+      });
+      if (prefixes.size !== 1) problems.push(`${file}: decisions of ${prefixes.size} areas (${[...prefixes].join(", ")})`);
+    }
+    expect(seen.size).toBeGreaterThan(250);
+    expect(problems).toEqual([]);
+  });
+
   it("take GitHub's heading anchors as well as explicit ids", () => {
     const anchors = anchorsOf('# Chat preparation (`bench/chat-prepare.ts`)\n\n```\n# not a heading\n```\n<a id="D-TRAIN-001"></a>\n### D-TRAIN-001 Model registry\n');
     expect([...anchors]).toEqual(["chat-preparation-benchchat-preparets", "D-TRAIN-001", "d-train-001-model-registry"]);
