@@ -12,7 +12,7 @@
  * step, 8), RL_GROUP_SIZE (rollouts per question, 8), RL_LEARNING_RATE (0.001; higher rates make
  * flywheel/tiny-chat's LoRA overshoot and its replies collapse).
  *
- * The requests are the ones ART sends (`spec/training.md` §3): the preview training API under
+ * The requests are the ones ART sends (`docs/api/training.md#art-client-flow`): the preview training API under
  * `/v1/preview/...`, and chat completions on the model's inference name. Here they go through the
  * OpenAI SDK's generic `post`/`get`, which is also what ART's client is built on.
  */
@@ -152,7 +152,7 @@ export async function train(client: OpenAI, model: TrainableModel, groups: Traje
     body: {
       model_id: model.id,
       trajectory_groups: groups,
-      // Unset fields take ART's defaults (spec/training.md §5.1). Short packed rows mean several
+      // Unset fields take ART's defaults (docs/api/training.md#rl-config). Short packed rows mean several
       // optimizer steps per job for these short conversations; a high rate suits a small model.
       experimental_config: { learning_rate: learningRate, packed_sequence_length: 64, logprob_calculation_chunk_size: 64 },
     },

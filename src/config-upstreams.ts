@@ -3,7 +3,7 @@ import path from "node:path";
 /**
  * An upstream OpenAI-compatible inference server (vLLM, or another Flywheel) that serves one base
  * model in Flywheel's place: chat completions for the base model and its trained checkpoints are
- * forwarded to it, checkpoints as LoRA adapters it loads by path (DESIGN.md "Scale path").
+ * forwarded to it, checkpoints as LoRA adapters it loads by path (docs/scale.md).
  */
 export interface UpstreamConfig {
   /** The base model id clients use, as Flywheel serves and trains it. */

@@ -51,7 +51,7 @@ export interface ImageUpstreamConfig {
   apiKey: string | undefined;
 }
 
-/** How training jobs are run (DESIGN.md "Jobs"). */
+/** How training jobs are run (docs/api/training.md#job-states). */
 export interface JobSettings {
   /** Whether `serve` runs jobs itself; off when separate `flywheel worker` processes do. */
   inProcessWorker: boolean;

@@ -12,7 +12,7 @@ PEFT's own initialisation; lora_B, which PEFT starts at zero, is set to small se
 so that both factors get a gradient. Both factors are rounded to float32 and stored in the JSON,
 which the test loads as its adapter, so both sides start from the same numbers. The model and the
 adapter then run in float64 (a reference free of float32 rounding), on a batch of two sequences of
-different lengths; the loss is the SFT loss of `spec/training.md` §7: the cross-entropy of the
+different lengths; the loss is the SFT loss of `docs/api/training.md#sft`: the cross-entropy of the
 completion tokens, summed over the batch and divided by the batch's number of completion tokens.
 `loss.backward()` gives dLoss/dA and dLoss/dB of every module, stored as float32.
 

@@ -1,8 +1,10 @@
 """Independent reference numbers for the trainer-math tests (src/engine/train/*.test.ts).
 
-A plain numpy re-statement of spec/training.md §5.2-5.6 and §7 (written from the spec, not from the
-TypeScript code). Gradients of the RL loss are central finite differences of the loss with the
-stop-gradient values frozen at the evaluation point. Run: python3 scripts/reference/train_math.py
+A plain numpy re-statement of the RL math (docs/api/training.md#advantages, docs/api/training.md#packing,
+docs/api/training.md#rl-loss, docs/api/training.md#optimizer-steps, docs/api/training.md#reward-std-lr) and
+of SFT (docs/api/training.md#sft), written from the described contract, not from the TypeScript code.
+Gradients of the RL loss are central finite differences of the loss with the stop-gradient values
+frozen at the evaluation point. Run: python3 scripts/reference/train_math.py
 """
 import json
 import math
@@ -105,7 +107,7 @@ out["entropy"] = float((ENT * W * MASK).sum() / (MASK.sum() + 1e-18))
 sel = (MASK == 1) & ~np.isnan(OLD)
 out["probs_corr"] = float(np.corrcoef(np.exp(OLD[sel]), np.exp(NEW[sel]))[0, 1])
 
-# Advantages (§5.2) and batch normalisation (§5.3).
+# Advantages (docs/api/training.md#advantages) and batch normalisation (docs/api/training.md#packing).
 def advantages(rewards, scale):
     r = np.array(rewards, dtype=float)
     a = r - r.mean()
@@ -152,7 +154,8 @@ g = np.array([0.3, -0.4, 1.2])
 norm = float(np.sqrt((g**2).sum()))
 out["clip"] = {"norm": norm, "clipped": (g * min(1.0, 0.1 / (norm + 1e-6))).tolist()}
 
-# Reward-std-dev learning-rate multiplier (§5.6): per-step means, least squares, (a*last+b)/b.
+# Reward-std-dev learning-rate multiplier (docs/api/training.md#reward-std-lr): per-step means, least squares,
+# (a*last+b)/b.
 steps = np.array([1.0, 2.0, 3.0, 5.0])
 stds = np.array([0.5, (0.4 + 0.5) / 2, 0.3, 0.2])
 a, b = np.polyfit(steps, stds, 1)

@@ -3,7 +3,7 @@ import type { ChatTemplates } from "./checkpoint/tokenizer-config.js";
 import { strftime } from "./strftime.js";
 
 /**
- * Chat templates rendered with Hugging Face `apply_chat_template` semantics (spec/chat.md §11):
+ * Chat templates rendered with Hugging Face `apply_chat_template` semantics (docs/api/chat.md#chat-templates):
  * Jinja with trim_blocks/lstrip_blocks, `raise_exception`, `strftime_now`, HF's `tojson`, the
  * tokenizer's special tokens as variables, and `continue_final_message` cutting the render right
  * after the final message's text.

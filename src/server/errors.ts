@@ -4,7 +4,7 @@ import { requestCausedDatabaseError } from "./database-errors.js";
 import { RequestValidationError, type ValidationIssue } from "./validation.js";
 
 /**
- * How a surface writes errors other than schema failures (DESIGN.md, "Errors"):
+ * How a surface writes errors other than schema failures (docs/api/overview.md#errors):
  * - `detail`: preview API and service routes, `{"detail": "message"}`;
  * - `openai`: chat completions and /v1/models, `{"error": {message, type, param, code}}`;
  * - `trace`: the Weave API, `{"reason": "message"}`;

@@ -29,7 +29,7 @@ const BAR_MS = 100;
 /**
  * Relaxed for the two 90 MB trace answers: on the loaded 2-core machine their /health p99 on
  * PostgreSQL stayed at 116–194 ms above an idle p99 of 10–30 ms even after the stalls were fixed
- * (the pg driver's row parsing and the garbage of 90 MB of JSON share the loop); see decisions.md.
+ * (the pg driver's row parsing and the garbage of 90 MB of JSON share the loop); see docs/decisions/operations.md#D-OPS-010.
  */
 const TRACE_STREAM_BAR_MS = 200;
 

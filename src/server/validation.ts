@@ -1,6 +1,6 @@
 import type { z } from "zod";
 
-/** One item of the 422 body (`spec/interface.md` §7): where, what, and a machine-readable kind. */
+/** One item of the 422 body (`docs/api/overview.md#errors`): where, what, and a machine-readable kind. */
 export interface ValidationIssue {
   loc: (string | number)[];
   msg: string;

@@ -6,7 +6,7 @@ import { nowIso } from "./time.js";
 import { ACTIVE_STATUSES, endActiveJob, type TrainingJobRow } from "./training-jobs.js";
 
 /**
- * Leases over training jobs (DESIGN.md "Jobs"). A worker claims a queued job with one conditional
+ * Leases over training jobs (docs/api/training.md#job-states). A worker claims a queued job with one conditional
  * update, renews the lease while it works, and writes everything (events, the checkpoint, the end)
  * through `withLease`, which first re-asserts ownership in the same transaction. A worker that
  * died, was cancelled or lost its lease therefore can never write again.

@@ -1,4 +1,4 @@
-/** The cursor envelope of the preview API (`spec/training.md` §1.1). */
+/** The cursor envelope of the preview API (`docs/api/training.md#pagination`). */
 export interface CursorPage<T extends { id: string }> {
   object: "list";
   data: T[];

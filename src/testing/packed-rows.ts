@@ -10,7 +10,7 @@ export interface TestCompletion {
 
 /**
  * One packed row of completions of a single prompt, made by the real packer. As the tokenizer
- * does (`spec/training.md` §6 step 7), the shared part stops one token before the first trained
+ * does (`docs/api/training.md#rl-tokenization` step 7), the shared part stops one token before the first trained
  * one: the row holds the prompt's first tokens once, then per completion the prompt's last token
  * and the completion, attending to the shared part and to itself, at their original positions.
  */

@@ -53,7 +53,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     const next: CheckpointState = { step: base.step + 1, files: base.files };
 
     if (work.kind === "rl" && summarizeTrainability(work.trajectoryGroups, work.config.allow_training_without_logprobs).numTrainableTrajectories === 0) {
-      // §5.2: nothing to learn from, yet the step advances with the same weights.
+      // docs/api/training.md#advantages: nothing to learn from, yet the step advances with the same weights.
       await recordJobEvent(db, lease, "training_started", { num_sequences: 0 });
       await pause(deps.stepDelayMs, signal);
       await commitJobCheckpoint(db, lease, model.id, next);

@@ -2,10 +2,10 @@ import { nonChatSftExchangeMessage, OTHER_EXCHANGE_KINDS } from "../engine/train
 import { type ChatMessage, isChoice } from "./trajectories.js";
 
 /**
- * SFT training data (spec/training.md §2.7, §7): one JSON object per line, `{"messages": [...],
- * "tools": [...]}` as ART writes `train.jsonl`. Lines in trajectory form (`messages_and_choices`)
- * are accepted too and converted the way ART's `Trajectory.messages()` does, as are lines in its
- * newer `exchanges` form.
+ * SFT training data (docs/api/training.md#sft-jobs, docs/api/training.md#sft): one JSON object per line,
+ * `{"messages": [...], "tools": [...]}` as ART writes `train.jsonl`. Lines in trajectory form
+ * (`messages_and_choices`) are accepted too and converted the way ART's `Trajectory.messages()` does, as are
+ * lines in its newer `exchanges` form.
  */
 
 export interface SftRow {

@@ -33,8 +33,9 @@ export interface TrainingRun {
   blobs: BlobStore;
   work: RlWork | SftWork;
   /**
-   * `train/reward_std_dev` logged on the model's checkpoints up to the starting step, one value
-   * per step, for RL jobs with `scale_learning_rate_by_reward_std_dev` (§5.6); empty otherwise.
+   * `train/reward_std_dev` logged on the model's checkpoints up to the starting step, one value per step, for
+   * RL jobs with `scale_learning_rate_by_reward_std_dev` (docs/api/training.md#reward-std-lr); empty
+   * otherwise.
    */
   rewardStdDevHistory: StepValue[];
   /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */

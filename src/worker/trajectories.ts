@@ -2,9 +2,10 @@ import { rewardsHaveZeroVariance } from "../engine/train/advantages.js";
 import { type ChatMessage, type ChatTool, type HistoryItem, historiesOf, isChoice, trainableFlags, type TrajectoryExchangesJson, type TrajectoryJson } from "../engine/train/trajectory.js";
 
 /**
- * Trajectory groups as a job stores them (spec/training.md §4: the engine's trajectory types with
- * every default filled in), and the checks the job runner makes before it calls a trainer: which
- * groups and trajectories could train at all (§5.2, §6 step 1).
+ * Trajectory groups as a job stores them (docs/api/training.md#trajectories: the engine's trajectory types
+ * with every default filled in), and the checks the job runner makes before it calls a trainer: which groups
+ * and trajectories could train at all (docs/api/training.md#advantages, docs/api/training.md#rl-tokenization
+ * step 1).
  */
 
 export { isChoice };
@@ -42,9 +43,9 @@ export function groupRewardsVary(group: Pick<TrajectoryGroup, "trajectories">): 
 }
 
 /**
- * Whether a trajectory has an item the trainer could learn from (§6 step 1): a Choice with
- * logprobs, or with `allowWithoutLogprobs` any Choice or assistant message (of an exchange, only
- * its response's Choice).
+ * Whether a trajectory has an item the trainer could learn from (docs/api/training.md#rl-tokenization step
+ * 1): a Choice with logprobs, or with `allowWithoutLogprobs` any Choice or assistant message (of an exchange,
+ * only its response's Choice).
  */
 export function hasTrainableItem(trajectory: History & { additional_histories?: History[]; exchanges?: TrajectoryExchangesJson }, allowWithoutLogprobs: boolean): boolean {
   return historiesOf(trajectory as TrajectoryJson, []).some(({ history }) => trainableFlags(history, history.messages_and_choices, allowWithoutLogprobs).includes(true));
@@ -52,7 +53,7 @@ export function hasTrainableItem(trajectory: History & { additional_histories?: 
 
 export interface TrainabilitySummary {
   numGroupsSubmitted: number;
-  /** Groups whose rewards vary (§5.2). */
+  /** Groups whose rewards vary (docs/api/training.md#advantages). */
   numGroupsTrainable: number;
   /** Trajectories with a non-zero advantage and something to train on. */
   numTrainableTrajectories: number;
@@ -67,7 +68,7 @@ export function summarizeTrainability(groups: TrajectoryGroup[], allowWithoutLog
     numGroupsTrainable++;
     const mean = group.trajectories.reduce((sum, trajectory) => sum + trajectory.reward, 0) / group.trajectories.length;
     for (const trajectory of group.trajectories) {
-      // Trajectories whose advantage is exactly zero are skipped by the trainer (§5.2).
+      // Trajectories whose advantage is exactly zero are skipped by the trainer (docs/api/training.md#advantages).
       if (trajectory.reward - mean !== 0 && hasTrainableItem(trajectory, allowWithoutLogprobs)) numTrainableTrajectories++;
     }
   }

@@ -1,5 +1,5 @@
 /**
- * GGUF v3, the single-file model format of llama.cpp/ggml (ggml's docs/gguf.md):
+ * GGUF v3, the single-file model format of llama.cpp/ggml (the GGUF specification in the ggml repository):
  *
  *   "GGUF" · u32 version · u64 tensor count · u64 metadata count
  *   metadata: string key · u32 value type · value   (arrays: u32 item type · u64 count · items)

@@ -13,7 +13,7 @@ export interface DetokenizerOptions {
 
 /**
  * Turns the growing token list of one sequence into its visible text, incrementally
- * (`spec/chat.md` §4): bytes of a character split across tokens are held back until it completes,
+ * (`docs/api/chat.md#stopping`): bytes of a character split across tokens are held back until it completes,
  * special tokens are dropped or kept, stop strings cut the text, and while streaming the last
  * max(len(stop)) − 1 characters wait so a partial stop string is never sent.
  *

@@ -8,7 +8,7 @@ export interface StopStringMatch {
 /**
  * Looks for a stop string that ends inside the last `newChars` characters of `text` (older text
  * was searched before). The first stop string in list order that occurs wins, not the earliest
- * position — vLLM's rule (`spec/chat.md` §4).
+ * position — vLLM's rule (`docs/api/chat.md#stopping`).
  */
 export function findStopString(text: string, newChars: number, stops: readonly string[], includeInOutput: boolean): StopStringMatch | null {
   if (newChars <= 0) return null;

@@ -1,6 +1,6 @@
 import type { Tokenizer } from "../tokenizer/types.js";
 
-/** How one token appears in `logprobs.content[].token` / `bytes` (`spec/chat.md` §6.1). */
+/** How one token appears in `logprobs.content[].token` / `bytes` (`docs/api/chat.md#logprobs`). */
 export interface TokenDisplay {
   /** The token decoded on its own: special tokens literally, a partial UTF-8 character as U+FFFD. */
   text: string;

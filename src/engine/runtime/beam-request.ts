@@ -14,7 +14,7 @@ interface Beam {
  * A beam search request (`use_beam_search`, width n). The prompt runs once as beam 0; each step
  * every live beam gets its logits (possibly in different forward passes, after a preemption), then
  * `BeamSearch` picks the next beams. A new beam continues its parent's KV: the parent's last child
- * takes the cache over, the others copy it. Results go out together at the end (spec/chat.md §5.3).
+ * takes the cache over, the others copy it. Results go out together at the end (docs/api/chat.md#beam-search).
  */
 export class BeamRequest extends EngineRequest {
   private readonly search: BeamSearch;

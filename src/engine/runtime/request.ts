@@ -50,7 +50,10 @@ export abstract class EngineRequest implements QueueKey {
   readonly arrival: number;
   /** Sequences this request runs at once once its prompt has forked (n, or the beam width). */
   readonly width: number;
-  /** Prompt logprobs need every prompt position computed here, so they never read cached KV (spec/chat.md §6.2). */
+  /**
+   * Prompt logprobs need every prompt position computed here, so they never read cached KV
+   * (docs/api/chat.md#prompt-logprobs).
+   */
   readonly readsPrefixCache: boolean;
   cachedTokens = 0;
   /** Until the prompt has run: the prompt sequence. */

@@ -1,7 +1,7 @@
 import type { Tokenizer } from "../tokenizer/types.js";
 
 /**
- * bad_words (`spec/chat.md` §3 step 4). Each word is tokenized twice, as written (leading spaces
+ * bad_words (`docs/api/chat.md#sampling-order` step 4). Each word is tokenized twice, as written (leading spaces
  * stripped) and with one leading space, so it is banned both at the start of the text and after a
  * space; the space variant is kept only when it gives a different first token and the same number
  * of tokens (otherwise it is not a clean word boundary variant).

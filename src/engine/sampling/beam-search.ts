@@ -52,7 +52,7 @@ interface Beam extends LiveBeam {
 }
 
 /**
- * Beam search bookkeeping with vLLM's rules (`spec/chat.md` §5.3). Each step the caller runs the
+ * Beam search bookkeeping with vLLM's rules (`docs/api/chat.md#beam-search`). Each step the caller runs the
  * model once per live beam and passes the logits in `live` order; every beam is expanded with its
  * 2·width most likely next tokens (raw logprobs), candidates that are EOS go to the finished pool
  * (unless ignore_eos), and the best `width` of the rest become the new live beams. Each new beam

@@ -22,7 +22,7 @@ export interface RandomFilters {
 }
 
 /**
- * The random path of vLLM's sampler (`spec/chat.md` §3 step 8) on processed logits: temperature,
+ * The random path of vLLM's sampler (`docs/api/chat.md#sampling-order` step 8) on processed logits: temperature,
  * min_p, top_k, top_p, then one exact categorical draw. Returns -1 when no token is left.
  *
  * min_p and top_k both keep "every logit at or above a threshold" (min_p: p ≥ min_p·p_max, i.e.

@@ -1,6 +1,6 @@
 /**
  * The logits processors of vLLM's sampler, each a small in-place transform of one sequence's
- * logits (`spec/chat.md` §3 steps 3–6). The sampler calls them in vLLM's order.
+ * logits (`docs/api/chat.md#sampling-order` steps 3–6). The sampler calls them in vLLM's order.
  */
 
 /**

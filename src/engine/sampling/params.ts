@@ -1,7 +1,9 @@
 /**
  * Per-request sampling parameters with every default already resolved (request → the model's
- * generation_config.json → neutral), in vLLM's semantics (`spec/chat.md` §2–6, §13.1). The chat
- * layer builds these; the engine only reads them.
+ * generation_config.json → neutral), in vLLM's semantics (`docs/api/chat.md#request`,
+ * `docs/api/chat.md#sampling-order`, `docs/api/chat.md#stopping`, `docs/api/chat.md#n-choices`,
+ * `docs/api/chat.md#logprobs`, `docs/api/chat.md#repetition-detection`). The chat layer builds these; the
+ * engine only reads them.
  */
 export interface SamplingParams {
   /** Number of sequences (choices); the beam width under beam search. */

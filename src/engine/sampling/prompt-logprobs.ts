@@ -3,7 +3,7 @@ import { clampLogprob, logSumExp } from "./fast-math.js";
 import { topKIndices } from "./select.js";
 
 /**
- * prompt_logprobs (`spec/chat.md` §6.2): one entry per prompt token; entry 0 is null (nothing
+ * prompt_logprobs (`docs/api/chat.md#prompt-logprobs`): one entry per prompt token; entry 0 is null (nothing
  * predicts the first token), entry j scores prompt token j under the logits the model produced
  * after token j − 1. `rowAt(j)` returns those logits (the model's output at position j), for
  * j = 0 … P − 2. `topN` alternatives are added (0: only the actual token; -1: whole vocabulary).

@@ -12,7 +12,7 @@ export const GREEDY_TEMPERATURE = 1e-5;
 
 /**
  * Picks the next token of a sequence from the model's logits, with vLLM's pipeline and order
- * (`spec/chat.md` §3): raw logprob snapshot (after the structured-output mask) → allowed_token_ids
+ * (`docs/api/chat.md#sampling-order`): raw logprob snapshot (after the structured-output mask) → allowed_token_ids
  * → bad_words → min_tokens → logit_bias → repetition → frequency → presence → greedy argmax, or
  * temperature → min_p → top_k → top_p → categorical draw.
  *

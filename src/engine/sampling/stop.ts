@@ -22,7 +22,7 @@ export interface StopRules {
 }
 
 /**
- * vLLM's check after each generated token (`spec/chat.md` §4), in its order: nothing before
+ * vLLM's check after each generated token (`docs/api/chat.md#stopping`), in its order: nothing before
  * min_tokens, then EOS, stop token ids, length, repetition.
  */
 export function checkStop(rules: StopRules, output: readonly number[], promptLength: number): Finish | null {
@@ -40,7 +40,7 @@ export function checkStop(rules: StopRules, output: readonly number[], promptLen
 }
 
 /**
- * repetition_detection (§13.1): true when, for some pattern length L in
+ * repetition_detection (docs/api/chat.md#repetition-detection): true when, for some pattern length L in
  * [max(1, min_pattern_size), max_pattern_size], the last L tokens occur `min_count` times back to
  * back at the end of the output. Lengths are tried upwards and the scan stops once L·min_count
  * exceeds the output. A max_pattern_size of 0 (or min_count < 2) disables it.

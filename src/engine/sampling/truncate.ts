@@ -1,5 +1,5 @@
 /**
- * truncate_prompt_tokens (`spec/chat.md` §2.2): keep the last k prompt tokens (generation models
+ * truncate_prompt_tokens (`docs/api/chat.md#sampling-fields`): keep the last k prompt tokens (generation models
  * truncate on the left); -1 keeps as many as fit, i.e. the last `maxPromptTokens`; null keeps all.
  * A prompt already short enough is returned unchanged. k = 0 keeps nothing — the caller then
  * rejects the empty prompt like any other.

@@ -13,7 +13,7 @@ const checker = new RecyclingRuntime(64);
 /**
  * Checks that a constraint is one xgrammar can enforce exactly, without a tokenizer: everything the
  * chat endpoint must know before it answers. Throws `StructuredOutputError` with vLLM's message
- * (`spec/chat.md` §12.1); returns the prepared constraint.
+ * (`docs/api/chat.md#structured-outputs`); returns the prepared constraint.
  */
 export async function checkConstraint(constraint: StructuredConstraint): Promise<PreparedConstraint> {
   const prepared = prepareConstraint(constraint);

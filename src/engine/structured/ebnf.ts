@@ -13,7 +13,7 @@ export function ebnfLiteral(text: string): string {
   return `${literal}"`;
 }
 
-/** The grammar for `choice` (`spec/chat.md` §12.2): the output is exactly one of the strings. */
+/** The grammar for `choice` (`docs/api/chat.md#structured-kinds`): the output is exactly one of the strings. */
 export function choiceGrammar(choices: readonly string[]): string {
   return `root ::= ${choices.map(ebnfLiteral).join(" | ")}`;
 }

@@ -1,6 +1,6 @@
 /**
  * A constraint the engine cannot honour: the request's fault. The chat layer answers 400 with this
- * message, which starts with vLLM's text for the same failure (`spec/chat.md` §12.1), so clients that
+ * message, which starts with vLLM's text for the same failure (`docs/api/chat.md#structured-outputs`), so clients that
  * match on vLLM's substrings keep working; xgrammar's reason, when known, follows it.
  */
 export class StructuredOutputError extends Error {

@@ -26,7 +26,7 @@ export interface PreparedConstraint {
 
 /**
  * Turns a constraint into xgrammar's input, refusing what can be refused without xgrammar (vLLM's
- * messages, `spec/chat.md` §12.1). Throws `StructuredOutputError`.
+ * messages, `docs/api/chat.md#structured-outputs`). Throws `StructuredOutputError`.
  */
 export function prepareConstraint(constraint: StructuredConstraint): PreparedConstraint {
   switch (constraint.kind) {

@@ -1,5 +1,5 @@
 /*
- * Lark grammars for `structured_outputs.grammar` (`spec/chat.md` §12.2): a grammar with no `::=` line
+ * Lark grammars for `structured_outputs.grammar` (`docs/api/chat.md#structured-kinds`): a grammar with no `::=` line
  * is read as Lark and converted to xgrammar's EBNF.
  *
  * The conversion keeps the language exactly, under Lark's Earley parser (the default, which matches

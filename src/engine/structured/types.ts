@@ -1,5 +1,5 @@
 /**
- * A structured-output constraint (`spec/chat.md` §12), compiled by xgrammar into a token mask.
+ * A structured-output constraint (`docs/api/chat.md#structured-outputs`), compiled by xgrammar into a token mask.
  * Exactly one kind per request; `response_format` and forced tool choices map onto these.
  */
 export type StructuredConstraint =

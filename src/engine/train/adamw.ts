@@ -1,7 +1,7 @@
 /**
  * AdamW (decoupled weight decay, bias-corrected moments) exactly as PyTorch's `torch.optim.AdamW`
- * computes it, and global gradient-norm clipping as `clip_grad_norm_` (`spec/training.md` §5.5,
- * §7). Parameters and gradients are lists of Float32Array (one per tensor); the arithmetic is the
+ * computes it, and global gradient-norm clipping as `clip_grad_norm_` (`docs/api/training.md#optimizer-steps`,
+ * docs/api/training.md#sft). Parameters and gradients are lists of Float32Array (one per tensor); the arithmetic is the
  * kernels' (`Kernels.adamwStep`, `sumOfSquares`, `scale`): doubles, stored back as float32.
  */
 import { TsKernels } from "../kernels/ts/index.js";

@@ -1,5 +1,5 @@
 /**
- * Group-relative advantages (`spec/training.md` §5.2): each trajectory's reward minus its group's
+ * Group-relative advantages (`docs/api/training.md#advantages`): each trajectory's reward minus its group's
  * mean, divided by the group's population standard deviation (+1e-6) when rewards are scaled.
  */
 

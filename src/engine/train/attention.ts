@@ -1,7 +1,7 @@
 import type { PackedRow } from "./packing.js";
 
 /**
- * The attention rule of a packed row (`spec/training.md` §5.3): query q may attend to key k iff
+ * The attention rule of a packed row (`docs/api/training.md#packing`): query q may attend to key k iff
  * k ≤ q and k belongs to q's own group or to q's parent group — each completion sees its own tokens
  * and the prompt it shares with the rest of its group, never another completion. Positions for the
  * rotary embedding are `row.inputPos`, so a shared prompt keeps its original positions.

@@ -30,9 +30,15 @@ export interface ChatTemplateDeps {
 }
 
 export interface ChatTemplateConventions {
-  /** Default kwargs: `enable_thinking: false` when the template reads it, `preserve_thinking: true` likewise (§6 step 3). */
+  /**
+   * Default kwargs: `enable_thinking: false` when the template reads it, `preserve_thinking: true` likewise
+   * (docs/api/training.md#rl-tokenization step 3).
+   */
   templateKwargs: Record<string, unknown>;
-  /** The template iterates `tool_call.arguments|items`, so argument strings must be decoded to objects (§6 step 2). */
+  /**
+   * The template iterates `tool_call.arguments|items`, so argument strings must be decoded to objects
+   * (docs/api/training.md#rl-tokenization step 2).
+   */
   decodeToolArguments: boolean;
 }
 

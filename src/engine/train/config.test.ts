@@ -31,7 +31,7 @@ const ART_DEFAULTS = {
 } as const;
 
 describe("resolveRlConfig", () => {
-  it("gives the §5.1 defaults for an absent config, all nulls and ART's defaults alike", () => {
+  it("gives the docs/api/training.md#rl-config defaults for an absent config, all nulls and ART's defaults alike", () => {
     const expected = { ...RL_CONFIG_DEFAULTS, epsilon: 1.0, epsilon_high: 4.0 };
     expect(expected).toEqual({
       learning_rate: 5e-6,

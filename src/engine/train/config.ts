@@ -4,7 +4,7 @@ import { TRAINING_RANGES as R } from "./ranges.js";
 import type { RlLossOptions } from "./rl-loss.js";
 
 /**
- * `experimental_config` of an RL job (`spec/training.md` §5.1, `spec/interface.md` §2.4), in one
+ * `experimental_config` of an RL job (`docs/api/training.md#rl-config`, `docs/api/training.md#rl-config`), in one
  * place: the request schema (every field optional and nullable, unknown keys ignored, cross-field
  * rules), the defaults table, and the resolved config with every default applied. The HTTP route
  * validates with `ExperimentalConfigSchema` and stores `resolveRlConfig`'s result with the job;
@@ -78,7 +78,7 @@ function isSet<T>(value: T | null | undefined): value is T {
   return value !== null && value !== undefined;
 }
 
-/** Every §5.1 knob with its default applied: what a job stores and the trainer reads. */
+/** Every docs/api/training.md#rl-config knob with its default applied: what a job stores and the trainer reads. */
 export interface RlTrainingConfig {
   learning_rate: number;
   loss_fn: LossFn;
@@ -100,13 +100,13 @@ export interface RlTrainingConfig {
   kl_penalty_step_lag: number | null;
   num_trajectories_learning_rate_multiplier_power: number;
   scale_learning_rate_by_reward_std_dev: boolean;
-  /** null = automatic (`autoPackedSequenceLength`, §5.3). */
+  /** null = automatic (`autoPackedSequenceLength`, docs/api/training.md#packing). */
   packed_sequence_length: number | null;
   logprob_calculation_chunk_size: number;
   plot_tensors: boolean;
 }
 
-/** The §5.1 defaults of the knobs whose default does not depend on another knob. */
+/** The docs/api/training.md#rl-config defaults of the knobs whose default does not depend on another knob. */
 export const RL_CONFIG_DEFAULTS = {
   learning_rate: 5e-6,
   loss_fn: "cispo",
@@ -130,7 +130,7 @@ export const RL_CONFIG_DEFAULTS = {
   plot_tensors: false,
 } as const satisfies Partial<RlTrainingConfig>;
 
-/** ε defaults: 0.2 for PPO, 1.0 for CISPO; ε_high: ε for PPO, 4.0 for CISPO (§5.1). */
+/** ε defaults: 0.2 for PPO, 1.0 for CISPO; ε_high: ε for PPO, 4.0 for CISPO (docs/api/training.md#rl-config). */
 export const EPSILON_DEFAULTS = { ppo: { epsilon: 0.2, epsilonHigh: undefined }, cispo: { epsilon: 1.0, epsilonHigh: 4.0 } } as const;
 
 /**

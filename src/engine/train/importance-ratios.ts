@@ -11,7 +11,7 @@ export interface RatioOptions {
 }
 
 /**
- * Importance ratios ρ_t of the trained tokens (`spec/training.md` §5.4 steps 2–5) with what the
+ * Importance ratios ρ_t of the trained tokens (`docs/api/training.md#rl-loss` steps 2–5) with what the
  * gradient needs: Δ_t = ℓ_t − ℓ°_t, r_t = exp(Δ_t), s = exp(mean of Δ over the tokens of the same
  * result) and ρ_t = r_t | s | (r_t + s)/2 | √r_t·√s by level; then the optional cap and the
  * optional mask outside (1 − ε, 1 + ε_high).

@@ -1,6 +1,7 @@
 /**
- * The trainer's model-independent math (`spec/training.md` §4–7): pure functions over typed
- * arrays, shared by the RL and SFT job runners and the backward pass.
+ * The trainer's model-independent math (`docs/api/training.md#trajectories`,
+ * `docs/api/training.md#rl-training`, `docs/api/training.md#rl-tokenization`, `docs/api/training.md#sft`):
+ * pure functions over typed arrays, shared by the RL and SFT job runners and the backward pass.
  *
  * RL job, in order:
  *   config      resolveRlConfig(experimental_config)                   (ExperimentalConfigSchema validates the request; the job stores the result)

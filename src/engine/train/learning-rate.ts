@@ -1,8 +1,9 @@
 import type { PackedRow } from "./packing.js";
 
 /**
- * Learning rate of each RL optimizer step (`spec/training.md` §5.5–5.6): the job's rate, times K^p
- * for K trajectories in the packed row, times the reward-std-dev multiplier when that is enabled.
+ * Learning rate of each RL optimizer step (`docs/api/training.md#optimizer-steps`,
+ * `docs/api/training.md#reward-std-lr`): the job's rate, times K^p for K trajectories in the packed row,
+ * times the reward-std-dev multiplier when that is enabled.
  */
 
 /** K = distinct group ids − distinct parent ids over the whole row (padding included on both sides). */

@@ -10,7 +10,7 @@ export interface LoggedGroup {
 const COMPUTED = new Set(["reward", "exception_rate", "reward_std_dev"]);
 
 /**
- * Metrics of `POST /v1/preview/models/{id}/log` (`spec/training.md` §2.3, after ART's
+ * Metrics of `POST /v1/preview/models/{id}/log` (`docs/api/training.md#log`, after ART's
  * LocalBackend `_log`), before the `{split}/` prefix:
  * - `reward`: mean reward over all trajectories;
  * - `exception_rate`: exceptions / (trajectories + exceptions);

@@ -1,7 +1,7 @@
 import { shuffleInPlace, type TokenizedResult } from "./tokenize-groups.js";
 
 /**
- * Packing of tokenized results into fixed-length rows (`spec/training.md` §5.3). Results are
+ * Packing of tokenized results into fixed-length rows (`docs/api/training.md#packing`). Results are
  * appended in order; a row is closed when the next result would overflow it; a result whose group
  * prompt is already in the row contributes only its suffix (the row shares the prompt). Every token
  * carries its result's group id (prompt tokens: the prompt id), parent id (the prompt id) and
@@ -43,7 +43,7 @@ export interface PackedBatch {
 
 export interface PackOptions {
   padTokenId: number;
-  /** In [-1, 1] (§5.1). */
+  /** In [-1, 1] (docs/api/training.md#rl-config). */
   advantageBalance?: number;
   /** Cut results longer than a row (default) instead of dropping them. */
   truncateLongResults?: boolean;
@@ -51,7 +51,10 @@ export interface PackOptions {
   random?: () => number;
 }
 
-/** ceil(longest result / 2048) · 2048, capped at the model's maximum sequence length (§5.1). */
+/**
+ * ceil(longest result / 2048) · 2048, capped at the model's maximum sequence length
+ * (docs/api/training.md#rl-config).
+ */
 export function autoPackedSequenceLength(longestResult: number, modelMaxSequenceLength = 32_768): number {
   return Math.min(Math.ceil(longestResult / 2048) * 2048, modelMaxSequenceLength);
 }
@@ -128,9 +131,9 @@ function materializeRow(plan: Segment[], sequenceLength: number, padTokenId: num
 }
 
 /**
- * Over all rows of the job, on trainable tokens only (§5.3): weights scaled to mean 1; advantages
- * balanced (b > 0 shrinks negative ones by 1 − b, b < 0 positive ones by 1 + b) and then divided by
- * the mean of |A|·w. Non-trainable positions get weight and advantage 0. Mutates the batch.
+ * Over all rows of the job, on trainable tokens only (docs/api/training.md#packing): weights scaled to mean
+ * 1; advantages balanced (b > 0 shrinks negative ones by 1 − b, b < 0 positive ones by 1 + b) and then
+ * divided by the mean of |A|·w. Non-trainable positions get weight and advantage 0. Mutates the batch.
  */
 export function normalizeBatch(batch: PackedBatch, advantageBalance: number): void {
   let count = 0;

@@ -1,5 +1,5 @@
 /**
- * The ranges the training knobs accept (docs/decisions.md, "Training value ranges"). A value past
+ * The ranges the training knobs accept (docs/decisions/training.md#D-TRAIN-025). A value past
  * them cannot train anything useful and can only drive the weights to infinity, so the job is
  * refused with a 422 when it is created rather than committing a poisoned checkpoint.
  */

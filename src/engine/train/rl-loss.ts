@@ -3,7 +3,7 @@ import { importanceRatios, type ImportanceSamplingLevel, type Ratios } from "./i
 
 /**
  * The per-token RL loss of one packed row and its exact gradient with respect to the current
- * logprobs ℓ (`spec/training.md` §5.4), in prediction layout (`loss-inputs.ts`). Stop-gradients are
+ * logprobs ℓ (`docs/api/training.md#rl-loss`), in prediction layout (`loss-inputs.ts`). Stop-gradients are
  * honoured exactly: the CISPO weight, the truncation factor, the kimi-k2 and KL advantage shifts and
  * missing old logprobs (ℓ° := sg(ℓ)) carry no gradient; the PPO ratio does, including the
  * sequence-level ratio, whose mean couples the tokens of one result.

@@ -5,7 +5,7 @@ import { TRAINING_RANGES } from "./ranges.js";
 const SftLearningRate = z.number().positive().max(TRAINING_RANGES.learningRate.max);
 
 /**
- * `config` of an SFT job (`spec/training.md` §7, `spec/interface.md` §2.3), in one place: the
+ * `config` of an SFT job (`docs/api/training.md#sft`, `docs/api/training.md#sft-jobs`), in one place: the
  * request schema, the defaults, and the resolved config a job stores (one learning rate per
  * batch). The learning-rate list can only be checked against the batch count once the data is
  * read, so `resolveSftConfig` takes the row count.
@@ -25,7 +25,7 @@ export type SftConfigReq = z.input<typeof SftConfigSchema>;
 export type AssistantTurns = "all" | "last";
 
 export const SFT_CONFIG_DEFAULTS = {
-  /** "auto" resolves to 2 (§7). */
+  /** "auto" resolves to 2 (docs/api/training.md#sft). */
   auto_batch_size: 2,
   learning_rate: 5e-5,
   assistant_turns: "all",

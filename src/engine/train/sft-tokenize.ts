@@ -3,7 +3,7 @@ import { TrainingInputError, type Loc } from "./errors.js";
 import { decodeToolCallArguments, normalizeTools, toChatMessage, type ChatMessage, type ChatTool } from "./trajectory.js";
 
 /**
- * SFT examples and their labels (`spec/training.md` §7). An example is one line of `train.jsonl`:
+ * SFT examples and their labels (`docs/api/training.md#sft`). An example is one line of `train.jsonl`:
  * `{"messages": [...], "tools"?: [...]}`. Labels are the token id where the token is trained and
  * IGNORE (-100) elsewhere; the first token is never trained (nothing predicts it).
  */

@@ -2,7 +2,7 @@ import type { SftBatchPlan } from "./sft-config.js";
 import { IGNORE, type SftRow } from "./sft-tokenize.js";
 
 /**
- * SFT batches and their loss (`spec/training.md` §7): consecutive batches in file order, rows
+ * SFT batches and their loss (`docs/api/training.md#sft`): consecutive batches in file order, rows
  * longer than the model's maximum sequence length dropped, batches left without trainable tokens
  * skipped; per batch, the token-mean cross-entropy over all its trainable tokens (each row's summed
  * loss divided by the batch's trainable-token count), one optimizer step.

@@ -1,5 +1,5 @@
 /**
- * The `gradient_step` event data of one optimizer step (`spec/training.md` §2.9): flat numeric
+ * The `gradient_step` event data of one optimizer step (`docs/api/training.md#job-events`): flat numeric
  * values only, since the client converts every value with float().
  */
 export interface RlStepMeasurements {

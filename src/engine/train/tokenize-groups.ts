@@ -5,9 +5,10 @@ import { type TokenizedHistory, tokenizeHistory, type TurnSpan } from "./tokeniz
 import { hasExchanges, historiesOf, type TrajectoryGroupJson } from "./trajectory.js";
 
 /**
- * From trajectory groups to tokenized results (`spec/training.md` §5.2, §5.3, §6 step 7): advantages
- * per group, one result per history of each trajectory with a non-zero advantage, the trajectory's
- * token weight, and the group's shared prompt (its id and length) for prefix sharing in packing.
+ * From trajectory groups to tokenized results (`docs/api/training.md#advantages`,
+ * `docs/api/training.md#packing`, `docs/api/training.md#rl-tokenization` step 7): advantages per group, one
+ * result per history of each trajectory with a non-zero advantage, the trajectory's token weight, and the
+ * group's shared prompt (its id and length) for prefix sharing in packing.
  */
 export interface TokenizedResult {
   tokenIds: number[];

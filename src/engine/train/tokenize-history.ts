@@ -15,7 +15,7 @@ import {
 } from "./trajectory.js";
 
 /**
- * Tokenization of one history for RL (`spec/training.md` §6): the conversation is rendered with the
+ * Tokenization of one history for RL (`docs/api/training.md#rl-tokenization`): the conversation is rendered with the
  * chat template, every trainable assistant turn replaced by a sentinel token, and the sentinel is
  * then replaced by the exact tokens the sampler produced (so the trainer scores what was sampled,
  * not a re-tokenization of its text).

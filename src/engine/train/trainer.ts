@@ -46,13 +46,13 @@ export const SFT_PACKED_TOKENS = 4096;
 export type TrainTarget = LoraAdapter | "full";
 
 /**
- * Trains a model one optimizer step at a time, as the job runner drives it (`spec/training.md`
- * §5.5 and §7): an RL step per packed row, an SFT step per batch. Each step runs forward and
- * backward, clips the global gradient norm (0.1 RL, 1.0 SFT) and updates the parameters in place
- * with AdamW (moments reset when the mode switches). The target is a LoRA adapter (the base
- * frozen; see `LoraTrainer`) or, with "full", every weight of the transformer itself (training a
- * model from scratch): the same forward and backward either way. Synchronous and self-contained:
- * create and call it inside a worker thread.
+ * Trains a model one optimizer step at a time, as the job runner drives it (`docs/api/training.md`
+ * docs/api/training.md#optimizer-steps, docs/api/training.md#sft): an RL step per packed row, an SFT step per
+ * batch. Each step runs forward and backward, clips the global gradient norm (0.1 RL, 1.0 SFT) and updates
+ * the parameters in place with AdamW (moments reset when the mode switches). The target is a LoRA adapter
+ * (the base frozen; see `LoraTrainer`) or, with "full", every weight of the transformer itself (training a
+ * model from scratch): the same forward and backward either way. Synchronous and self-contained: create and
+ * call it inside a worker thread.
  */
 export class Trainer {
   /** The adapter the forward runs with; null when the model's own weights train. */
@@ -107,7 +107,10 @@ export class Trainer {
     return this.model.forward(plainSequence(tokens), this.scoringAdapter(options), { targets, mask });
   }
 
-  /** One RL optimizer step on one packed row at learning rate `learningRate` (already multiplied per §5.5–5.6). */
+  /**
+   * One RL optimizer step on one packed row at learning rate `learningRate` (already multiplied per
+   * docs/api/training.md#optimizer-steps, docs/api/training.md#reward-std-lr).
+   */
   rlStep(row: PackedRow, loss: RlStepLoss, learningRate: number): RlStepMeasurements {
     const started = performance.now();
     const { result, sampled, logprobs } = this.computeRlGradients(row, loss);

@@ -2,7 +2,7 @@ import { TrainingInputError, type Loc } from "./errors.js";
 import { completionsExchange, messagesExchange, responsesExchange } from "./exchange-kinds.js";
 
 /**
- * The trajectory data the preview training API receives (`spec/training.md` §4), as parsed JSON,
+ * The trajectory data the preview training API receives (`docs/api/training.md#trajectories`), as parsed JSON,
  * and the helpers that read it: which items are Choices, which are trainable, the sampled token ids
  * and logprobs of a Choice, chat messages for the template, and tools normalisation.
  */
@@ -94,7 +94,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A Choice is an object with a `message` object and no top-level `role` (§4.2); anything else is a message. */
+/**
+ * A Choice is an object with a `message` object and no top-level `role`
+ * (docs/api/training.md#trajectory-json); anything else is a message.
+ */
 export function isChoice(item: unknown): item is ChoiceJson {
   return isObject(item) && isObject(item.message) && !("role" in item);
 }
@@ -210,7 +213,10 @@ export function historyItems(history: HistoryJson, loc: Loc): HistoryItem[] {
   return items;
 }
 
-/** OpenAI-format tools; a bare function object is wrapped as `{type: "function", function}` (§4.2). */
+/**
+ * OpenAI-format tools; a bare function object is wrapped as `{type: "function", function}`
+ * (docs/api/training.md#trajectory-json).
+ */
 export function normalizeTools(tools: unknown, loc: Loc): ChatTool[] | undefined {
   if (tools === null || tools === undefined) return undefined;
   if (!Array.isArray(tools)) throw new TrainingInputError(loc, "tools must be a list");
@@ -273,9 +279,9 @@ export interface SampledTokens {
 const TOKEN_ID_PATTERN = /^token_id:(\d+)$/;
 
 /**
- * The sampled token ids and logprobs of a Choice (§6 step 5), from `logprobs.content` (or
- * `refusal`). Ids come from vLLM's `token_ids` when it matches the logprobs one-to-one, else from
- * `token_id:<N>` strings, else from looking the token strings up (unknown → EOS).
+ * The sampled token ids and logprobs of a Choice (docs/api/training.md#rl-tokenization step 5), from
+ * `logprobs.content` (or `refusal`). Ids come from vLLM's `token_ids` when it matches the logprobs
+ * one-to-one, else from `token_id:<N>` strings, else from looking the token strings up (unknown → EOS).
  */
 export function choiceSampledTokens(choice: ChoiceJson, lookup: TokenLookup, loc: Loc): SampledTokens {
   const content = choice.logprobs?.content;

@@ -1,8 +1,8 @@
 import { ApiError } from "../errors.js";
 
 /**
- * The chat endpoint's errors beyond the schema (DESIGN.md "Errors"): 400 with vLLM's message texts,
- * `type` and `param` (`spec/chat.md` §1.2–1.3), and the 404 of an unknown model. Values inside
+ * The chat endpoint's errors beyond the schema (docs/api/chat.md#errors): 400 with vLLM's message texts,
+ * `type` and `param` (`docs/api/chat.md#errors`), and the 404 of an unknown model. Values inside
  * messages are written the way Python prints them, because vLLM's texts are Python f-strings and
  * clients match substrings of them (`got 3.0.`, `[1, 2]`).
  */

@@ -5,10 +5,10 @@ import { type ReasoningStart, ReasoningSplitter, splitReasoning } from "./reason
 import type { ToolChoice } from "./tool-choice.js";
 
 /**
- * From a choice's generated text to the message: reasoning split off first, then tool calls
- * parsed from what remains (`spec/chat.md` §9–10), for a whole response (`finalMessage`) and
- * delta by delta for a stream (`ChoiceStream`). Both use the same parsers, so a stream and a
- * whole response of the same text say the same thing.
+ * From a choice's generated text to the message: reasoning split off first, then tool calls parsed from what
+ * remains (`docs/api/chat.md#tools`, `docs/api/chat.md#reasoning`), for a whole response (`finalMessage`) and
+ * delta by delta for a stream (`ChoiceStream`). Both use the same parsers, so a stream and a whole response
+ * of the same text say the same thing.
  */
 
 export interface OutputOptions {

@@ -68,7 +68,7 @@ describe("structured-output constraints", () => {
     expect(constraintOf({ structured_outputs: { structural_tag: "{}" } })).toEqual({ kind: "structural_tag", spec: "{}" });
   });
 
-  it("maps response_format as §12.3 says", () => {
+  it("maps response_format as docs/api/chat.md#response-format says", () => {
     expect(constraintOf({ response_format: { type: "json_object" } })).toEqual({ kind: "json_object" });
     expect(constraintOf({ response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "array" }, strict: true } } })).toEqual({ kind: "json_schema", schema: { type: "array" } });
     const tag = { type: "structural_tag", structures: [{ begin: "<a>", schema: {}, end: "</a>" }], triggers: ["<a"] };

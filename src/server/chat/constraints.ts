@@ -4,10 +4,10 @@ import type { ChatCompletionRequest, ResponseFormatIn, StructuredOutputsIn } fro
 import { namedToolSchema, requiredToolsSchema, type ToolChoice } from "./tool-choice.js";
 
 /**
- * The request's structured-output constraint (`spec/chat.md` §12): `structured_outputs`, with
- * `response_format` written into it (§12.3), overridden by a forced tool choice (§9.3). Returns
- * null for free decoding. Whether the constraint compiles is the engine's check
- * (`InferenceEngine.checkConstraint`), run before any header is sent.
+ * The request's structured-output constraint (`docs/api/chat.md#structured-outputs`): `structured_outputs`,
+ * with `response_format` written into it (docs/api/chat.md#response-format), overridden by a forced tool
+ * choice (docs/api/chat.md#tool-choice). Returns null for free decoding. Whether the constraint compiles is
+ * the engine's check (`InferenceEngine.checkConstraint`), run before any header is sent.
  */
 export function buildConstraint(req: ChatCompletionRequest, toolChoice: ToolChoice): StructuredConstraint | null {
   if (toolChoice.kind === "named") return { kind: "json_schema", schema: namedToolSchema(req.tools ?? [], toolChoice.name) };

@@ -2,7 +2,7 @@ import type { ParsedToolCall, ToolCallDelta } from "./hermes-parser.js";
 import { arrayElements, completeStringField, pythonJsonDumps, rawObjectField } from "./json-text.js";
 
 /**
- * Output of a forced tool choice (`spec/chat.md` §9.3), which the grammar already shaped:
+ * Output of a forced tool choice (`docs/api/chat.md#tool-choice`), which the grammar already shaped:
  * - named: the whole output is the arguments object of that one function;
  * - required: a JSON array of `{"name": ..., "parameters": {...}}`.
  */

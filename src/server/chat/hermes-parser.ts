@@ -1,8 +1,9 @@
 import { completeStringField, partialTagOverlap, pythonJsonDumps, rawObjectField } from "./json-text.js";
 
 /**
- * Hermes-style tool calls (`spec/chat.md` §9.4): `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`
- * blocks in the generated text, parsed as vLLM's Hermes parser does, in one go and incrementally.
+ * Hermes-style tool calls (`docs/api/chat.md#hermes-parser`): `<tool_call>{"name": ..., "arguments":
+ * {...}}</tool_call>` blocks in the generated text, parsed as vLLM's Hermes parser does, in one go and
+ * incrementally.
  */
 
 export const TOOL_CALL_START = "<tool_call>";

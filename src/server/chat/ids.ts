@@ -2,7 +2,10 @@ import { createHash, randomUUID } from "node:crypto";
 import type { ModelInfo } from "../../engine/api.js";
 import { flywheelVersion } from "../../version.js";
 
-/** Ids and fingerprints of chat responses (`spec/chat.md` §1.1, §7, §13.5). */
+/**
+ * Ids and fingerprints of chat responses (`docs/api/chat.md#transport`, `docs/api/chat.md#response`,
+ * `docs/api/chat.md#ids`).
+ */
 
 const randomHex = () => randomUUID().replaceAll("-", "");
 

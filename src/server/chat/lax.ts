@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Zod types with pydantic's "lax" coercion, which vLLM's request model uses (`spec/chat.md` §1.1):
+ * Zod types with pydantic's "lax" coercion, which vLLM's request model uses (`docs/api/chat.md#transport`):
  * booleans accept `"true"`/`"false"` and 0/1, integers accept integral floats and numeric strings,
  * floats accept numeric strings (and `"inf"`/`"nan"`, which the chat rules then reject with vLLM's
  * texts). Failures carry pydantic's type names so the 422 body reads like FastAPI's.

@@ -2,7 +2,7 @@ import type { PromptPositionLogprobs, SampledToken, TokenLogprob } from "../../e
 import type { Tokenizer } from "../../engine/tokenizer/types.js";
 
 /**
- * Logprobs in the response's shapes (`spec/chat.md` §6): `choices[].logprobs.content` entries and
+ * Logprobs in the response's shapes (`docs/api/chat.md#logprobs`): `choices[].logprobs.content` entries and
  * the top-level `prompt_logprobs`. `token` is the token decoded on its own (special tokens
  * literally), or `token_id:<id>` with return_tokens_as_token_ids; `bytes` are always the token's
  * true bytes, so byte-level pieces that split a character are exact (a decoded string would show

@@ -2,10 +2,11 @@ import { chatRuleError } from "./chat-errors.js";
 import type { ChatMessageIn, ContentPartIn, ToolDefinitionIn } from "./request-schema.js";
 
 /**
- * Request messages → the `messages` and `tools` a chat template sees, as vLLM prepares them for
- * Hugging Face's apply_chat_template (`spec/chat.md` §9.1, §10, §11.3): text parts joined with
- * "\n" (or kept as a list for templates that loop over content), assistant tool-call arguments
- * parsed into objects, reasoning under both of its names, custom roles passed through.
+ * Request messages → the `messages` and `tools` a chat template sees, as vLLM prepares them for Hugging
+ * Face's apply_chat_template (`docs/api/chat.md#tools`, `docs/api/chat.md#reasoning`,
+ * `docs/api/chat.md#content-parts`): text parts joined with "\n" (or kept as a list for templates that loop
+ * over content), assistant tool-call arguments parsed into objects, reasoning under both of its names, custom
+ * roles passed through.
  */
 
 /** "string": content is one string; "openai": content is a list of `{type: "text", text}` parts. */

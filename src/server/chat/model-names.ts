@@ -1,5 +1,5 @@
 /**
- * The model names `model` accepts (DESIGN.md "Model names"): a served base model id; a trained
+ * The model names `model` accepts (docs/api/chat.md#model-names): a served base model id; a trained
  * model as `wandb-artifact:///entity/project/name` with an optional `:latest` or `:stepN` (two or
  * three slashes; `artifact:` is a synonym of `wandb-artifact:`); ART's local form `name@step`.
  * Parsing is pure: the registry lookup is `model-resolver.ts`.
@@ -9,7 +9,10 @@ export type ModelName =
   | { kind: "artifact"; entity: string; project: string; name: string; step: number | "latest" }
   | { kind: "local"; name: string; step: number };
 
-/** A trained-model name: ART's rollouts read logprobs from these by default (`spec/training.md` §6). */
+/**
+ * A trained-model name: ART's rollouts read logprobs from these by default
+ * (`docs/api/training.md#trained-model-logprobs`).
+ */
 export type TrainedModelName = Exclude<ModelName, { kind: "base" }>;
 
 const ARTIFACT_SCHEME = /^(?:wandb-artifact|artifact):\/\/\/?/;

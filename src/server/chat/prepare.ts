@@ -25,7 +25,7 @@ import { checkToolChoiceSupported, effectiveToolChoice } from "./tool-choice.js"
 /**
  * Turns a schema-valid request into the engine request and the response plan, running every
  * remaining check on the way — so that every failure is a real HTTP error, also when streaming
- * (`spec/chat.md` §1.4, §16.1). The order is vLLM's: request rules (400), the model (404), the
+ * (`docs/api/chat.md#error-timing`). The order is vLLM's: request rules (400), the model (404), the
  * template, prompt length, sampling parameters, then the engine-side checks (vocabulary,
  * logprob counts, grammar compilation).
  */
@@ -49,7 +49,10 @@ export interface PreparedCompletion {
   stream: boolean;
 }
 
-/** Trained-model names default to token-id logprobs: ART's rollouts train on them (spec/training.md §6). */
+/**
+ * Trained-model names default to token-id logprobs: ART's rollouts train on them
+ * (docs/api/training.md#trained-model-logprobs).
+ */
 export function tokenDefaults(req: ChatCompletionRequest, trained: boolean): { logprobs: boolean; asTokenIds: boolean } {
   return { logprobs: req.logprobs ?? trained, asTokenIds: req.return_tokens_as_token_ids ?? trained };
 }

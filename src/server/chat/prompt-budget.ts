@@ -1,8 +1,9 @@
 import { chatRuleError } from "./chat-errors.js";
 
 /**
- * Prompt truncation and the effective output budget (`spec/chat.md` §2.5, `truncate_prompt_tokens`
- * in §2.2), with vLLM's length errors. Runs on the tokenized prompt before any header is sent.
+ * Prompt truncation and the effective output budget (`docs/api/chat.md#max-tokens`, `truncate_prompt_tokens`
+ * in docs/api/chat.md#sampling-fields), with vLLM's length errors. Runs on the tokenized prompt before any
+ * header is sent.
  */
 export interface PromptBudgetInput {
   promptTokenIds: number[];

@@ -2,7 +2,7 @@ import { TOOL_CALL_START } from "./hermes-parser.js";
 import { partialTagOverlap } from "./json-text.js";
 
 /**
- * `<think>…</think>` reasoning (`spec/chat.md` §10), with Qwen3's semantics: where the template
+ * `<think>…</think>` reasoning (`docs/api/chat.md#reasoning`), with Qwen3's semantics: where the template
  * already opened `<think>`, output starts inside reasoning; a `<think>` the model writes at the
  * start opens it; `</think>` (or a `<tool_call>`, which Qwen3 may write without closing its
  * thoughts) ends it; output that never closes its reasoning is all reasoning (cut short).

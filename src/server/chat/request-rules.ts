@@ -2,9 +2,10 @@ import { chatRuleError, pythonRepr } from "./chat-errors.js";
 import type { ChatCompletionRequest, ContentPartIn } from "./request-schema.js";
 
 /**
- * The request-level chat rules vLLM runs as model validators (`spec/chat.md` §2, §9.2, §12.1,
- * §13): cross-field checks that need no model. Each failure is a 400 with vLLM's text and param.
- * Runs after the schema (422) and before the model lookup (404), in vLLM's order.
+ * The request-level chat rules vLLM runs as model validators (`docs/api/chat.md#request`,
+ * `docs/api/chat.md#tool-choice`, `docs/api/chat.md#structured-outputs`, `docs/api/chat.md#extensions`):
+ * cross-field checks that need no model. Each failure is a 400 with vLLM's text and param. Runs after the
+ * schema (422) and before the model lookup (404), in vLLM's order.
  */
 export function checkRequestRules(req: ChatCompletionRequest, effective: { logprobs: boolean }): void {
   checkCacheSalt(req.cache_salt);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { laxBool, laxFloat, laxInt, laxInt64 } from "./lax.js";
 
 /**
- * The chat completion request (`spec/interface.md` §2.1, `spec/chat.md` §2): every field with its
+ * The chat completion request (`docs/api/chat.md#request`, `docs/api/chat.md#request`): every field with its
  * type and default, pydantic-lax coercion, unknown fields ignored. This schema decides only what a
  * schema can (types, required fields, enums, the ranges interface.md states); everything vLLM
  * checks with its own message texts is a 400 rule in `request-rules.ts` and `sampling.ts`.

@@ -17,7 +17,7 @@ function output(index: number, text: string): GenerateEvent {
 }
 
 describe("non-streaming response", () => {
-  it("has every field of §2.2 in vLLM's shape", async () => {
+  it("has every field of docs/api/chat.md#response in vLLM's shape", async () => {
     const response = await collectCompletion(
       eventStream([started([5, 6, 7, 8], 2), output(0, "hello"), { type: "output", index: 0, tokens: [{ tokenId: eos, logprob: -0.1 }], text: "" }, { type: "finished", index: 0, finishReason: "stop", stopReason: null }]),
       testPlan(tokenizer),

@@ -3,7 +3,7 @@ import { finalMessage } from "./choice-output.js";
 import { type CompletionPlan, usage } from "./completion-plan.js";
 
 /**
- * The non-streaming response (`spec/interface.md` §2.2, `spec/chat.md` §7): the engine's events
+ * The non-streaming response (`docs/api/chat.md#response`, `docs/api/chat.md#response`): the engine's events
  * are collected per choice, then each choice's text becomes its message.
  */
 

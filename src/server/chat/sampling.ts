@@ -4,9 +4,9 @@ import { chatRuleError, pythonRepr } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
 /**
- * The request's sampling fields → the engine's `SamplingParams`, with defaults resolved
- * request → the model's generation_config.json → neutral (`spec/chat.md` §2.4) and vLLM's
- * `SamplingParams` checks in vLLM's order (§2.1–2.2, messages verbatim).
+ * The request's sampling fields → the engine's `SamplingParams`, with defaults resolved request → the model's
+ * generation_config.json → neutral (`docs/api/chat.md#defaults`) and vLLM's `SamplingParams` checks in vLLM's
+ * order (docs/api/chat.md#openai-fields, docs/api/chat.md#sampling-fields, messages verbatim).
  */
 
 /** Most logprobs a request may ask for per position (vLLM's default `max_logprobs`). */

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 
 /**
- * Server-sent events as vLLM frames them (`spec/chat.md` §8.1): each event exactly
+ * Server-sent events as vLLM frames them (`docs/api/chat.md#sse-framing`): each event exactly
  * `data: <compact JSON>\n\n`, then `data: [DONE]\n\n`; no ids, names or keep-alive comments.
  * Writes wait for the socket to drain, so a slow client slows its own generation down
  * instead of piling up chunks in memory.

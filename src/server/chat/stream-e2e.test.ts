@@ -15,10 +15,10 @@ async function whenIdle(stats: () => Promise<EngineStats>): Promise<EngineStats>
 }
 
 /**
- * Streaming and the request lifecycle end to end (`spec/chat.md` §8, §1.1, §13): the chunk sequence
- * through the OpenAI SDK and raw SSE, usage chunks, a failure mid-stream (the engine thread really
- * terminated), a client that disconnects (its generation cancelled, seen in the engine's stats),
- * response ids, kv_transfer_params and prefix-cache reuse.
+ * Streaming and the request lifecycle end to end (`docs/api/chat.md#streaming`, `docs/api/chat.md#transport`,
+ * `docs/api/chat.md#extensions`): the chunk sequence through the OpenAI SDK and raw SSE, usage chunks, a
+ * failure mid-stream (the engine thread really terminated), a client that disconnects (its generation
+ * cancelled, seen in the engine's stats), response ids, kv_transfer_params and prefix-cache reuse.
  */
 describe.each(testDialects)("chat completion streams and lifecycle end to end (%s)", (dialect) => {
   const model = tinyModel("qwen2");
@@ -196,7 +196,7 @@ describe.each(testDialects)("chat completion streams and lifecycle end to end (%
 });
 
 /**
- * `priority` (spec/interface.md §4.1 rule 3): refused on a model without the priority scheduler,
+ * `priority` (docs/api/chat.md#priority): refused on a model without the priority scheduler,
  * and on one with it (FLYWHEEL_PRIORITY_MODELS), waiting requests are admitted lowest value first.
  * With one sequence at a time, the order in which requests finish is the order they were admitted.
  */

@@ -33,7 +33,7 @@ export async function startedEvents(events: AsyncIterable<GenerateEvent>): Promi
 export function sendCompletionStream(reply: FastifyReply, plan: CompletionPlan, events: AsyncIterable<GenerateEvent>, log: FastifyBaseLogger): FastifyReply {
   return sendEventStream(reply, log, {
     produce: (sse) => streamCompletion(events, plan, (chunk) => sse.send(chunk)),
-    // Headers are gone: a failure mid-stream is an error event, then [DONE] (spec/chat.md §8.5).
+    // Headers are gone: a failure mid-stream is an error event, then [DONE] (docs/api/chat.md#stream-errors).
     fail: (sse, error) => sse.send(streamErrorBody(error)),
     finish: (sse) => sse.done(),
   });

@@ -4,7 +4,7 @@ import { type CompletionPlan, usage } from "./completion-plan.js";
 import { EngineOutputError } from "./response.js";
 
 /**
- * The streamed response (`spec/chat.md` §8): per choice a role chunk, the echo, delta chunks and
+ * The streamed response (`docs/api/chat.md#streaming`): per choice a role chunk, the echo, delta chunks and
  * exactly one finish chunk; then the usage chunk when asked for. Chunks carry only the fields that
  * were set ("exclude unset"), with explicit nulls for `logprobs` and `finish_reason`. The caller
  * writes the SSE framing, the error event and `[DONE]`.

@@ -6,7 +6,7 @@ import { tinyModel } from "../../testing/models.js";
 import { testDialects } from "../../testing/stores.js";
 
 /**
- * Structured outputs end to end (`spec/chat.md` §12): every constraint kind through the OpenAI SDK
+ * Structured outputs end to end (`docs/api/chat.md#structured-outputs`): every constraint kind through the OpenAI SDK
  * on a real engine with xgrammar, and the output checked against the constraint itself. A random
  * model wanders, so some tests steer it with logit_bias (whitespace banned, closing tokens
  * favoured); the grammar still decides what is allowed at every step.

@@ -7,7 +7,7 @@ import { detectContentFormat, type TemplateMessage, type TemplateTool, toTemplat
 import type { ChatCompletionRequest } from "./request-schema.js";
 
 /**
- * Chat template rendering as the handler needs it (`spec/chat.md` §11): which template, which
+ * Chat template rendering as the handler needs it (`docs/api/chat.md#chat-templates`): which template, which
  * variables in which precedence, then tokenization. The Jinja rendering itself (HF
  * apply_chat_template semantics) sits behind `ChatTemplateRenderer`, implemented by the engine.
  */
@@ -38,7 +38,7 @@ export type ChatTemplateRenderer = (model: TemplateModel, input: ChatTemplateInp
 /** What rendering needs of an engine: its model info (template) and tokenizer (special tokens). */
 export type TemplateModel = Pick<InferenceEngine, "info" | "tokenizer">;
 
-/** spec/interface.md §7.4, in transformers' words (vLLM passes them on). */
+/** docs/api/chat.md#chat-templates, in transformers' words (vLLM passes them on). */
 export const NO_TEMPLATE_MESSAGE = MISSING_TEMPLATE_MESSAGE;
 
 const CONSUMED_KWARGS = ["add_generation_prompt", "continue_final_message", "documents"];

@@ -22,7 +22,7 @@ const PLAIN = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor 
 const TOOL_USE = "{% if tools is not none %}{% for t in tools %}(tool {{ t.function.name }})\n{% endfor %}{% endif %}" + PLAIN;
 
 /**
- * Chat templates end to end (`spec/chat.md` §11): the model's template or the request's, template
+ * Chat templates end to end (`docs/api/chat.md#chat-templates`): the model's template or the request's, template
  * variables (chat_template_kwargs, documents, reasoning_effort), content given as parts, custom
  * roles, named templates (`tool_use` when tools are sent), and a model without any template — the
  * rendered prompt read back through `prompt_token_ids`.
@@ -102,7 +102,7 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
     await expect(server.client.chat.completions.create(params({ messages }))).rejects.toMatchObject({ status: 400, message: "400 Unexpected message role: narrator" });
   });
 
-  it("answers a model without a chat template with the 400 of spec/interface.md §7.4, unless the request brings one", async () => {
+  it("answers a model without a chat template with the 400 of docs/api/chat.md#chat-templates, unless the request brings one", async () => {
     const error = await server.client.chat.completions.create(params({ model: "test/bare" })).catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       status: 400,

@@ -17,7 +17,7 @@ function logSoftmax(logits: Float32Array, row: number, vocab: number): Float64Ar
 }
 
 /**
- * Token-level output end to end (`spec/chat.md` §6): logprobs and their true bytes, top and prompt
+ * Token-level output end to end (`docs/api/chat.md#logprobs`): logprobs and their true bytes, top and prompt
  * logprobs against the model's own forward pass, token ids, `token_id:<id>` strings, echo with
  * continue_final_message, and add_special_tokens — through the OpenAI SDK on a real engine.
  */

@@ -2,7 +2,7 @@ import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest, ToolDefinitionIn } from "./request-schema.js";
 
 /**
- * `tool_choice` after vLLM's defaulting (`spec/chat.md` §9.2–9.3): absent with tools → `auto`;
+ * `tool_choice` after vLLM's defaulting (`docs/api/chat.md#tool-choice`): absent with tools → `auto`;
  * null or absent without tools → `none`. `auto` parses Hermes `<tool_call>` blocks out of free
  * text; `required` and a named function constrain decoding with a JSON schema instead.
  */

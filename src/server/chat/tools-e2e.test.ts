@@ -32,11 +32,11 @@ const finishReasons = (chunks: Chunk[]) => chunks.flatMap((chunk) => chunk.choic
 const streamedText = (chunks: Chunk[], field: "content" | "reasoning") => chunks.map((chunk) => chunk.choices[0]?.delta[field] ?? "").join("");
 
 /**
- * Tool calling and reasoning end to end (`spec/chat.md` §9–10) on a real engine: forced choices
- * (`required`, a named function) constrained by xgrammar and parsed into tool_calls, Hermes
- * `<tool_call>` blocks parsed under `auto`, parallel_tool_calls, and `<think>` output split into
- * `reasoning` — whole and streamed. Where a random model must write a particular shape, a regex
- * constraint makes it; the parsers then work on what the engine generated.
+ * Tool calling and reasoning end to end (`docs/api/chat.md#tools`, `docs/api/chat.md#reasoning`) on a real
+ * engine: forced choices (`required`, a named function) constrained by xgrammar and parsed into tool_calls,
+ * Hermes `<tool_call>` blocks parsed under `auto`, parallel_tool_calls, and `<think>` output split into
+ * `reasoning` — whole and streamed. Where a random model must write a particular shape, a regex constraint
+ * makes it; the parsers then work on what the engine generated.
  */
 describe.each(testDialects)("tools and reasoning end to end (%s)", (dialect) => {
   const model = tinyModel("qwen2");

@@ -13,10 +13,10 @@ import { tinyModel } from "../../testing/models.js";
 import { makeTempDir, testDialects } from "../../testing/stores.js";
 
 /**
- * Trained-model names end to end (DESIGN.md "Model names", `spec/training.md` §6): models registered
- * through the preview API, checkpoints whose files are real PEFT adapters in the blob store
- * (committed as the job runner commits them: blobs first, then the checkpoint row), served under
- * every name form. Each answer is compared with the engine run directly on that adapter.
+ * Trained-model names end to end (`docs/api/chat.md#model-names`, `docs/api/training.md#trained-model-logprobs`):
+ * models registered through the preview API, checkpoints whose files are real PEFT adapters in the blob store
+ * (committed as the job runner commits them: blobs first, then the checkpoint row), served under every name
+ * form. Each answer is compared with the engine run directly on that adapter.
  */
 describe.each(testDialects)("trained-model names end to end (%s)", (dialect) => {
   const model = tinyModel("qwen2");

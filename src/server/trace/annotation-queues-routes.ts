@@ -72,7 +72,7 @@ function itemSchemaOf(item: QueueItemView): Record<string, unknown> {
   };
 }
 
-/** Annotation queues, their items and annotator progress (`spec/trace.md` §4.12). */
+/** Annotation queues, their items and annotator progress (`docs/api/trace.md#annotation-queues`). */
 export async function annotationQueueRoutes(app: FastifyInstance, options: { queues: AnnotationQueueService }): Promise<void> {
   useLosslessJson(app);
   const { queues } = options;

@@ -68,7 +68,7 @@ function checkPathProject(request: FastifyRequest, params: { entity: string; pro
 
 const V2Params = z.object({ entity: z.string(), project: z.string() });
 
-/** Call writes and single-call reads (`spec/trace.md` §4.1, §4.15). */
+/** Call writes and single-call reads (`docs/api/trace.md#calls`, `docs/api/trace.md#extra-routes`). */
 export async function callRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   const { calls } = options.trace;
   const common = traceRoute("calls");

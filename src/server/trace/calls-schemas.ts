@@ -3,8 +3,9 @@ import { IdList, JsonObject, ProjectId, SortByList, Timestamp, TraceId } from ".
 import { zQuery } from "./query-schema.js";
 
 /**
- * Request bodies of the calls endpoints (`spec/trace.md` §3.1, §4.1). Unknown fields are ignored
- * (the Node SDK sends extra ones); `wb_user_id` is accepted and replaced by the server.
+ * Request bodies of the calls endpoints (`docs/api/trace.md#call-schemas`, `docs/api/trace.md#calls`).
+ * Unknown fields are ignored (the Node SDK sends extra ones); `wb_user_id` is accepted and replaced by the
+ * server.
  */
 export const StartedCallSchemaForInsert = z.object({
   project_id: ProjectId,

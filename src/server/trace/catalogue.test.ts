@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../testing/app.js";
 
-/** Every method and path of the tracing and evaluation catalogue (`spec/interface.md` §4.2), `<s>` for a path segment. */
+/**
+ * Every method and path of the tracing and evaluation catalogue (`docs/api/overview.md#endpoints-trace`),
+ * `<s>` for a path segment.
+ */
 const CATALOGUE = [
   "POST /call/end", "POST /call/read", "POST /call/start", "POST /call/update", "POST /call/upsert_batch", "POST /calls/delete",
   "POST /calls/query_stats", "POST /calls/stats", "POST /calls/stream_query", "POST /calls/usage", "POST /trace/usage", "POST /cost/create",
@@ -36,7 +39,7 @@ describe("the trace API catalogue", () => {
     await t.close();
   });
 
-  it("serves every endpoint of spec/interface.md §4.2 under the trace base path", async () => {
+  it("serves every endpoint of docs/api/overview.md#endpoints-trace under the trace base path", async () => {
     const paths = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json().paths as Record<string, Record<string, unknown>>;
     const served = new Set(Object.entries(paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, "<s>")}`)));
     expect(CATALOGUE.filter((entry) => !served.has(entry.replace(" ", " /trace")))).toEqual([]);

@@ -8,7 +8,7 @@ import type { TraceServices } from "../../store/trace/services.js";
 import { purgeIds } from "./purge-query.js";
 
 
-/** Per-project LLM token prices (`spec/trace.md` §4.8), used by `include_costs`. */
+/** Per-project LLM token prices (`docs/api/trace.md#costs`), used by `include_costs`. */
 export async function costRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   const store = options.trace.calls;
   const common = traceRoute("costs");

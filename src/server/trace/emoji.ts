@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 
 /**
- * Emoji handling of reaction feedback (`spec/trace.md` §4.5), as Weave's Python server does it with
+ * Emoji handling of reaction feedback (`docs/api/trace.md#feedback`), as Weave's Python server does it with
  * the `emoji` package: count the emoji in a string, "demojize" them to `:cldr_short_name:` aliases,
  * and "detone" them (drop skin-tone modifiers). Names come from the Unicode CLDR data of
  * `unicode-emoji-json`, loaded on first use.

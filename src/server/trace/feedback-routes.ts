@@ -22,7 +22,7 @@ import { purgeIds } from "./purge-query.js";
 
 const createRes = (row: Feedback) => ({ id: row.id, created_at: row.created_at, wb_user_id: row.wb_user_id, payload: row.payload });
 
-/** Feedback on calls and objects (`spec/trace.md` §4.5). */
+/** Feedback on calls and objects (`docs/api/trace.md#feedback`). */
 export async function feedbackRoutes(app: FastifyInstance, deps: FeedbackDeps): Promise<void> {
   const store = deps.calls;
   const common = traceRoute("feedback");
@@ -78,7 +78,7 @@ export async function feedbackRoutes(app: FastifyInstance, deps: FeedbackDeps): 
     });
   });
 
-  // Agent-monitor score aggregation (used by the Python client; spec/trace.md §4.15 allows 501).
+  // Agent-monitor score aggregation (used by the Python client; docs/api/trace.md#extra-routes allows 501).
   defineRoute(app, { method: "POST", url: "/feedback/aggregate", summary: "Not implemented", ...common }, async () => {
     throw new ApiError(501, "/feedback/aggregate (agent monitor score aggregation) is not implemented by this server");
   });

@@ -59,7 +59,7 @@ function validatorFor(schema: object): ValidateFunction {
 }
 
 /**
- * The feedback rules of `spec/trace.md` §4.5 (after Weave's feedback.py): payload shapes of the
+ * The feedback rules of `docs/api/trace.md#feedback` (after Weave's feedback.py): payload shapes of the
  * built-in types, which refs each type needs or may not have, scorer fields only on scorer
  * feedback, annotation values against their AnnotationSpec, and the 1 MiB payload limit. Returns
  * the row to store, with the server's id, time, user and processed payload.

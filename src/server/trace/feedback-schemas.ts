@@ -2,7 +2,7 @@ import { z } from "zod";
 import { JsonObject, ProjectId, SortByList, Timestamp, TraceId, TraceRef } from "./schemas.js";
 import { zQuery } from "./query-schema.js";
 
-/** `FeedbackCreateReq` (`spec/trace.md` §3.4); `wb_user_id` is accepted and replaced by the server. */
+/** `FeedbackCreateReq` (`docs/api/trace.md#feedback-schema`); `wb_user_id` is accepted and replaced by the server. */
 export const FeedbackCreateReq = z.object({
   id: TraceId.min(1).nullish(),
   project_id: ProjectId,

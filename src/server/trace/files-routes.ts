@@ -12,7 +12,7 @@ const FileContentReq = z.object({ project_id: ProjectId, digest: z.string() });
 const FilesStatsReq = z.object({ project_id: ProjectId });
 
 /**
- * Files (`spec/trace.md` §4.4): multipart upload, raw download, project size. The Python client's
+ * Files (`docs/api/trace.md#files`): multipart upload, raw download, project size. The Python client's
  * plural paths (`/files/...`) are served too.
  */
 export async function fileRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {

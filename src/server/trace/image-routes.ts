@@ -20,7 +20,7 @@ const ImageCreateReq = z.object({
 export const IMAGE_GENERATION_OP = "weave.image_generation_create";
 
 /**
- * POST /image/create (`spec/trace.md` §4.13): forwards `{model, prompt, n}` to the configured image
+ * POST /image/create (`docs/api/trace.md#images`): forwards `{model, prompt, n}` to the configured image
  * provider (`FLYWHEEL_IMAGE_UPSTREAM`) and, unless `track_llm_call` is false, records the
  * generation as a call in the project as Weave does. Without a provider a valid request gets a 400
  * that says so (a 5xx would make the SDKs retry for hours).

@@ -27,10 +27,10 @@ import { v2PredictionRoutes } from "./v2/predictions-routes.js";
 import { v2ScorerRoutes } from "./v2/scorers-routes.js";
 
 /**
- * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is
- * HTTP Basic `api:<key>` (any user name), Bearer, or a `wandb-api-key` header; errors are
- * `{"reason": "..."}` (`spec/trace.md` §1.2, §1.5). Each group of routes lives in a file of its own
- * and is registered here, on one set of trace services.
+ * The Weave-compatible trace API, mounted at the configured base path (default /trace). Auth is HTTP Basic
+ * `api:<key>` (any user name), Bearer, or a `wandb-api-key` header; errors are `{"reason": "..."}`
+ * (`docs/api/trace.md#auth`, `docs/api/trace.md#errors`). Each group of routes lives in a file of its own and
+ * is registered here, on one set of trace services.
  */
 export async function traceRoutes(app: FastifyInstance): Promise<void> {
   const trace = createTraceServices(app.services.store, app.services.blobs);

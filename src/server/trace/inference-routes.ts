@@ -49,7 +49,7 @@ const ProviderPath = z.object({ provider: z.string() });
 const VendorPath = z.object({ vendor: z.string() });
 
 /**
- * The inference catalogue routes (`spec/trace.md` §4.11). W&B lists its hosted models here; Flywheel
+ * The inference catalogue routes (`docs/api/trace.md#inference-catalogue`). W&B lists its hosted models here; Flywheel
  * lists the base models it serves itself (whatever the provider segment names) and the machine it
  * runs on. They need no key, as W&B's do not.
  */

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { TurnBudget } from "../event-loop-turns.js";
 
 /**
- * Streams rows as JSON Lines (`spec/trace.md` §1.6): one object per line, the media type taken from
+ * Streams rows as JSON Lines (`docs/api/trace.md#json-lines`): one object per line, the media type taken from
  * the request's Accept header (default application/jsonl). Rows are written as they come, so a
  * large result never sits in memory whole, and the event loop is handed back every few
  * milliseconds. `serialize` renders one row (JSON.stringify by default).

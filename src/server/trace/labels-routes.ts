@@ -13,7 +13,7 @@ const TagsBody = z.object({ project_id: ProjectId, tags: StringList });
 const SetAliasesBody = z.object({ project_id: ProjectId, digest: z.string(), aliases: StringList });
 const RemoveAliasesBody = z.object({ project_id: ProjectId, aliases: StringList });
 
-/** Tags on object versions and aliases of objects (`spec/trace.md` §4.2); they never change digests. */
+/** Tags on object versions and aliases of objects (`docs/api/trace.md#objects`); they never change digests. */
 export async function labelRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
   const { objects } = options.trace;

@@ -50,7 +50,7 @@ const ObjQueryReq = z.object({
 
 const ObjDeleteReq = z.object({ project_id: ProjectId, object_id: z.string(), digests: StringList.nullish() });
 
-/** `ObjSchema` (`spec/trace.md` §3.2); optional fields are null unless asked for. */
+/** `ObjSchema` (`docs/api/trace.md#object-schema`); optional fields are null unless asked for. */
 export function objSchemaOf(version: ObjectVersion, options: { includeStorageSize?: boolean; includeTagsAndAliases?: boolean } = {}): Record<string, unknown> {
   return {
     project_id: version.projectId,
@@ -73,7 +73,7 @@ export function objSchemaOf(version: ObjectVersion, options: { includeStorageSiz
 
 const SORTABLE_FIELDS = new Set(["object_id", "created_at"]);
 
-/** POST /obj/create, /obj/read, /objs/query, /obj/delete (`spec/trace.md` §4.2). */
+/** POST /obj/create, /obj/read, /objs/query, /obj/delete (`docs/api/trace.md#objects`). */
 export async function objectRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
   const { objects } = options.trace;

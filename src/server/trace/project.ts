@@ -30,7 +30,7 @@ export function pathProject(request: FastifyRequest, params: { entity: string; p
 }
 
 /**
- * The `wb_user_id` Weave records for writes (`spec/trace.md` §1.3): Flywheel's only principals are
+ * The `wb_user_id` Weave records for writes (`docs/api/trace.md#project-and-identity`): Flywheel's only principals are
  * API keys, so the caller's key id stands for the user; request bodies never set it.
  */
 export function traceUserId(request: FastifyRequest): string {

@@ -3,7 +3,7 @@ import { isJsonObject } from "../../store/trace/object-class.js";
 import type { ConvertTarget, Operand, Operation, Query } from "../../store/trace/query/ast.js";
 
 /**
- * Validation of the query language (`spec/trace.md` §5). The grammar is recursive and every
+ * Validation of the query language (`docs/api/trace.md#query-language`). The grammar is recursive and every
  * operation is a one-key object, so it is checked by hand: a zod union would accept
  * `{"$eq": ...}` as a `$literal` operand with the key missing. Problems are 422 items whose `loc`
  * points into the expression.
@@ -109,4 +109,4 @@ export const zQuery = z
       return z.NEVER;
     }
   })
-  .describe('Query expression: {"$expr": operation} (spec/trace.md §5)');
+  .describe('Query expression: {"$expr": operation} (docs/api/trace.md#query-language)');

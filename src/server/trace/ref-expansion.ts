@@ -24,7 +24,7 @@ function setPath(root: Record<string, unknown>, path: string[], value: unknown):
 }
 
 /**
- * `expand_columns` (`spec/trace.md` §4.1): each dotted path (shallowest first) whose value is an
+ * `expand_columns` (`docs/api/trace.md#calls`): each dotted path (shallowest first) whose value is an
  * object, op or table ref is replaced by the referenced value, with the ref kept under
  * `<path>._ref` when that value is an object. Expanding a shallow path can reveal refs for a deeper
  * one (`inputs.model`, then `inputs.model.prompt`). Refs of one depth are read in one batch for the

@@ -8,7 +8,10 @@ import { useLosslessJson } from "./scope.js";
 
 const RefsReadBatchReq = z.object({ refs: StringList });
 
-/** POST /refs/read_batch (`spec/trace.md` §4.6): values of refs, in request order; deleted objects read as null. */
+/**
+ * POST /refs/read_batch (`docs/api/trace.md#refs-read`): values of refs, in request order; deleted objects
+ * read as null.
+ */
 export async function refRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
   defineRoute(

@@ -15,7 +15,7 @@ export function boundedName(max: number) {
     .refine((value) => !value.includes("\u0000"), { message: "must not contain a NUL character (\\u0000)" });
 }
 
-/** Ids (call, trace, parent, thread, turn, feedback) and op names: at most 1024 characters (docs/decisions.md, "Hardening"). */
+/** Ids (call, trace, parent, thread, turn, feedback) and op names: at most 1024 characters (docs/decisions/server.md#D-SRV-012). */
 export const TraceId = boundedName(1024);
 /** Refs (`weave:///…`): at most 4096 characters. */
 export const TraceRef = boundedName(4096);

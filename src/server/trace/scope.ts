@@ -15,7 +15,7 @@ export function useLosslessJson(app: FastifyInstance): void {
 }
 
 /**
- * The trace API's error mapping (`spec/trace.md` §1.5), set once on the scope of every
+ * The trace API's error mapping (`docs/api/trace.md#errors`), set once on the scope of every
  * authenticated trace route: the store's deliberate errors become `{"reason": ...}` with their
  * Weave status (and extras such as `deleted_at`); a value PostgreSQL cannot convert while
  * evaluating a query (data exceptions, class 22) is 400. Everything else goes on to the app's handler.

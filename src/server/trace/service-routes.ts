@@ -7,7 +7,7 @@ import { resolveProject } from "./project.js";
 
 /**
  * The Python client refuses to trace when the server reports a version below its own minimum
- * (`spec/trace.md` §4.7). Flywheel implements the current trace API, so it reports a version above
+ * (`docs/api/trace.md#service`). Flywheel implements the current trace API, so it reports a version above
  * any such minimum rather than its package version, which has no relation to Weave's numbering.
  */
 export const WEAVE_COMPATIBLE_SERVER_VERSION = "99.0.0";

@@ -32,7 +32,7 @@ function rowSchemaOf(row: TableRowView): Record<string, unknown> {
   return { digest: row.digest, val: row.val, original_index: row.originalIndex };
 }
 
-/** Tables (`spec/trace.md` §4.3): create, update, create from row digests, query (also streamed) and stats. */
+/** Tables (`docs/api/trace.md#tables`): create, update, create from row digests, query (also streamed) and stats. */
 export async function tableRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
   const { tables } = options.trace;

@@ -3,7 +3,7 @@ import type { Database } from "../../store/schema.js";
 import { usernamesOfKeyIds } from "../../store/keys.js";
 
 /**
- * `include_usernames` (`spec/trace.md` §4.2): each call whose `wb_user_id` is a known key gets that
+ * `include_usernames` (`docs/api/trace.md#objects`): each call whose `wb_user_id` is a known key gets that
  * user's name as `wb_username`; the field stays absent where none resolves.
  */
 export async function attachUsernames<C extends { wb_user_id?: string | null; wb_username?: string }>(db: Kysely<Database>, calls: C[]): Promise<void> {

@@ -12,8 +12,9 @@ interface JobEvent {
 }
 
 /**
- * ART's serverless client, step by step (spec/training.md §2.9, §3): it subclasses the OpenAI
- * SDK's client, so the real `openai` package drives the HTTP here, with its cursor pages.
+ * ART's serverless client, step by step (docs/api/training.md#job-events,
+ * docs/api/training.md#art-client-flow): it subclasses the OpenAI SDK's client, so the real `openai` package
+ * drives the HTTP here, with its cursor pages.
  */
 async function artTrain(client: OpenAI, modelId: string, groups: unknown[], pageLimit?: number) {
   const job = await client.post<{ id: string }>("/preview/training-jobs", { body: { model_id: modelId, trajectory_groups: groups, experimental_config: { learning_rate: 5e-6 } } });

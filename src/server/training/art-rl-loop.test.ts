@@ -12,7 +12,10 @@ interface JobEvent {
   data: Record<string, unknown>;
 }
 
-/** ART G3's experimental_config: every key, unset ones null (spec/training.md §2.6), with this test's rate and row length. */
+/**
+ * ART G3's experimental_config: every key, unset ones null (docs/api/training.md#rl-jobs), with this test's
+ * rate and row length.
+ */
 const EXPERIMENTAL_CONFIG = {
   advantage_balance: 0.0, allow_training_without_logprobs: false, epsilon: null, epsilon_high: null, importance_sampling_level: "token",
   kimi_k2_tau: null, kl_penalty_coef: 0.0, kl_penalty_reference_step: null, kl_penalty_source: "current_learner", kl_penalty_step_lag: null,
@@ -35,12 +38,12 @@ const GROUP_SIZE = 8;
 const ROUNDS = 8;
 
 /**
- * Issue 5 item 8: the RL loop exactly as ART's serverless client drives it over HTTP (spec/training.md
- * §2–3) — register with return_existing, roll out with the OpenAI SDK against the model's
- * inference name, post the groups, poll events with 1 s sleeps, read the step from the newest
- * checkpoint, roll out again from `:step{N}` — on the tiny model on CPU; the mean reward rises.
- * Rollouts reuse the same seeds every round (common random numbers), so the reward changes only
- * because the policy does and a few rounds suffice to see it.
+ * Issue 5 item 8: the RL loop exactly as ART's serverless client drives it over HTTP (docs/api/training.md
+ * docs/api/training.md#art-client-flow) — register with return_existing, roll out with the OpenAI SDK against
+ * the model's inference name, post the groups, poll events with 1 s sleeps, read the step from the newest
+ * checkpoint, roll out again from `:step{N}` — on the tiny model on CPU; the mean reward rises. Rollouts
+ * reuse the same seeds every round (common random numbers), so the reward changes only because the policy
+ * does and a few rounds suffice to see it.
  */
 describe.each(testDialects)("ART's RL loop against Flywheel on %s", (dialect) => {
   let t: TestApp;

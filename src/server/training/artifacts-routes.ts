@@ -59,7 +59,7 @@ export const ArtifactRes = z.object({
 });
 
 /**
- * The artifact store for SFT data (DESIGN.md "SFT data"): each upload of (entity, project, name)
+ * The artifact store for SFT data (docs/api/training.md#sft-jobs): each upload of (entity, project, name)
  * becomes the next version v0, v1, …; its files are stored as blobs.
  */
 export async function artifactRoutes(app: FastifyInstance): Promise<void> {

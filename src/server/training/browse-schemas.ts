@@ -24,7 +24,7 @@ export const TrajectoryGroupsQuery = z.object({
 const TrajectoryWithAdvantage = z
   .looseObject({
     reward: z.number(),
-    advantage: z.number().describe("The group-relative advantage the trainer used (spec/training.md §5.2)"),
+    advantage: z.number().describe("The group-relative advantage the trainer used (docs/api/training.md#advantages)"),
     trainer_logprobs: z
       .record(z.string(), z.array(z.number().nullable()))
       .nullable()

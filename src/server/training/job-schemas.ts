@@ -4,12 +4,12 @@ import { SftConfigSchema } from "../../engine/train/sft-config.js";
 import { CursorLimit } from "./schemas.js";
 import { TrajectoryGroupsSchema } from "./trajectory-schemas.js";
 
-/** Requests and responses of training jobs and their events (spec/training.md §2.6–2.9). */
+/** Requests and responses of training jobs and their events (docs/api/training.md#jobs). */
 
 export const RlJobCreateReq = z.object({
   model_id: z.uuid(),
   trajectory_groups: TrajectoryGroupsSchema,
-  // Stored resolved: every default applied (spec/training.md §5.1).
+  // Stored resolved: every default applied (docs/api/training.md#rl-config).
   experimental_config: ExperimentalConfigSchema.nullish().transform(resolveRlConfig),
 });
 

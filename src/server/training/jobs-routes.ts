@@ -24,7 +24,7 @@ import { resolveSftRequest } from "./sft-request.js";
 const tags = ["training"];
 
 /**
- * Training jobs (spec/training.md §2.6–2.9): creation validates everything, persists the job and
+ * Training jobs (docs/api/training.md#jobs): creation validates everything, persists the job and
  * answers at once; a worker runs it. Beyond the interface: cancellation and Idempotency-Key.
  */
 export async function jobRoutes(app: FastifyInstance): Promise<void> {

@@ -20,7 +20,7 @@ export const LogRes = z.object({
 });
 
 /**
- * POST /preview/models/{id}/log (spec/training.md §2.3): computes the metrics of the groups and
+ * POST /preview/models/{id}/log (docs/api/training.md#log): computes the metrics of the groups and
  * stores them as `{split}/{metric}` on the model's current checkpoint, where the checkpoint list
  * shows them. A model without checkpoints gets a step-0 checkpoint (its base weights) for them.
  */

@@ -23,7 +23,11 @@ import {
 
 const tags = ["training"];
 
-/** The trainable-model registry and its checkpoints (`spec/training.md` §2.1, 2.2, 2.4, 2.5). */
+/**
+ * The trainable-model registry and its checkpoints (`docs/api/training.md#register-model`,
+ * `docs/api/training.md#delete-model`, `docs/api/training.md#list-checkpoints`,
+ * `docs/api/training.md#delete-checkpoints`).
+ */
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const { store, catalog } = app.services;
 

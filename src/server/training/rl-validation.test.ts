@@ -5,7 +5,10 @@ import { testDialects } from "../../testing/stores.js";
 import { flatGroups, registerModel, sampledChoice, trajectory } from "../../testing/training.js";
 import { RL_CONFIG_DEFAULTS } from "../../engine/train/config.js";
 
-/** The §4–5 rules on RL job requests, through HTTP: every rejection is a 422 naming the field. */
+/**
+ * The docs/api/training.md#trajectories, docs/api/training.md#rl-training rules on RL job requests, through
+ * HTTP: every rejection is a 422 naming the field.
+ */
 describe.each(testDialects)("RL job validation on %s", (dialect) => {
   let t: TestApp;
   let modelId: string;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LINEAR_NAMES } from "../../engine/model/types.js";
 
-/** Request and response schemas of the preview model registry (`spec/training.md` §2.1–2.5). */
+/** Request and response schemas of the preview model registry (`docs/api/training.md#models-and-checkpoints`). */
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export const nameField = (what: string) =>

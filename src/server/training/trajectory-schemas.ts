@@ -4,7 +4,7 @@ import { completionsExchange, messagesExchange, responsesExchange } from "../../
 import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
 
 /**
- * Trajectory groups as ART sends them (spec/training.md §4). Unknown keys are kept (ART dumps
+ * Trajectory groups as ART sends them (docs/api/training.md#trajectories). Unknown keys are kept (ART dumps
  * OpenAI SDK objects with extras), documented fields are type-checked, and every error names the
  * exact place, e.g. `trajectory_groups.0.trajectories.2.messages_and_choices.1.role`.
  */
@@ -47,7 +47,10 @@ const Message = z.looseObject({
   tool_calls: z.array(ToolCall).nullish(),
 });
 
-/** Choice or message, told apart by the §4.2 discriminator; errors keep their nested paths. */
+/**
+ * Choice or message, told apart by the docs/api/training.md#trajectory-json discriminator; errors keep their
+ * nested paths.
+ */
 const Item = z.unknown().transform((value, ctx) => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     ctx.issues.push({ code: "invalid_type", expected: "object", input: value, path: [], message: "expected an object" });

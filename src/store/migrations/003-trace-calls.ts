@@ -1,10 +1,10 @@
 import { type Kysely, PostgresAdapter, sql } from "kysely";
 
 /**
- * Trace calls, their object refs, feedback and LLM prices (`spec/trace.md` §3.1, §3.4, §4.8).
- * Calls are keyed by (project_id, id): ids are client-chosen, so two projects may reuse one. The
- * indexes serve the common reads: a project's calls by start time, one trace, the children of a
- * call (and the roots), an op's calls, a thread's turns.
+ * Trace calls, their object refs, feedback and LLM prices (`docs/api/trace.md#call-schemas`,
+ * `docs/api/trace.md#feedback-schema`, `docs/api/trace.md#costs`). Calls are keyed by (project_id, id): ids
+ * are client-chosen, so two projects may reuse one. The indexes serve the common reads: a project's calls by
+ * start time, one trace, the children of a call (and the roots), an op's calls, a thread's turns.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // PostgreSQL text compares by the database's locale; "C" makes order and range comparisons

@@ -24,7 +24,7 @@ const ITEM_SORT_FIELDS = new Set(["call_started_at", "call_op_name", "created_at
 const PROGRESS_STATES = new Set<AnnotationState>(["in_progress", "completed", "skipped"]);
 
 /**
- * Annotation queues (`spec/trace.md` §4.12): queues of calls that annotators work through. Items
+ * Annotation queues (`docs/api/trace.md#annotation-queues`): queues of calls that annotators work through. Items
  * cache the call's header when added; calls that do not exist are skipped. Each annotator has a
  * state per item; an item counts as completed once any annotator completed or skipped it.
  */

@@ -1,9 +1,9 @@
 import { QueryError } from "./query/errors.js";
 
 /**
- * Time buckets and aggregations shared by `/calls/stats` and `/feedback/stats`
- * (`spec/trace.md` §4.1, §4.5): at most 10 000 buckets over a range of at most 31 days, sized
- * automatically from the range when no granularity is given, aligned in the requested time zone.
+ * Time buckets and aggregations shared by `/calls/stats` and `/feedback/stats` (`docs/api/trace.md#calls`,
+ * `docs/api/trace.md#feedback`): at most 10 000 buckets over a range of at most 31 days, sized automatically
+ * from the range when no granularity is given, aligned in the requested time zone.
  */
 export const MAX_STATS_RANGE_DAYS = 31;
 const MAX_BUCKETS = 10_000;

@@ -8,7 +8,7 @@ import { traceSql } from "./sql-dialect.js";
 import type { TraceCostsTable, TraceDb } from "./call-tables.js";
 import { nowTimestamp } from "./timestamps.js";
 
-/** One price of `POST /cost/create` (`spec/trace.md` §4.8); costs are per token. */
+/** One price of `POST /cost/create` (`docs/api/trace.md#costs`); costs are per token. */
 export interface CostInput {
   prompt_token_cost: number;
   completion_token_cost: number;
@@ -106,7 +106,7 @@ export async function candidatePrices(db: TraceDb, projectId: string, llmIds: st
 }
 
 /**
- * The price for one LLM of a call started at `startedAt` (`spec/trace.md` §4.8): prices already in
+ * The price for one LLM of a call started at `startedAt` (`docs/api/trace.md#costs`): prices already in
  * effect first, then project over global, then the newest.
  */
 export function pickPrice(prices: TraceCostsTable[], llmId: string, startedAt: string): TraceCostsTable | undefined {

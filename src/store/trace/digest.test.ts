@@ -4,7 +4,7 @@ import { bytesDigest, isContentDigest, objectDigestOf, rowDigestOf, tableDigestO
 import { parseJsonLossless } from "./json/lossless.js";
 
 /**
- * Test vectors built from the algorithm's description (`spec/trace.md` §2.2), independently of the
+ * Test vectors built from the algorithm's description (`docs/api/trace.md#digests`), independently of the
  * code under test: the canonical text is written out by hand as Python's json.dumps(sort_keys=True)
  * prints it, then hashed with sha256 → base64url → `-`→X, `_`→Y, no padding.
  */

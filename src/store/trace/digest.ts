@@ -3,7 +3,7 @@ import { pythonJsonDumps } from "./json/python-dumps.js";
 import { type ObjectClasses, objectKindOf, resolveObjectClasses, validateCustomTypeFileKeys } from "./object-class.js";
 
 /**
- * Weave's digests (`spec/trace.md` §2.2, `weave/shared/digest.py`), byte-exact so that refs the SDKs
+ * Weave's digests (`docs/api/trace.md#digests`, `weave/shared/digest.py`), byte-exact so that refs the SDKs
  * compute client-side (op source files, images) match the server's.
  */
 

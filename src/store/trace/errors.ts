@@ -1,6 +1,6 @@
 /**
  * Errors the trace store raises on purpose, with the status Weave's error registry gives each
- * (`spec/trace.md` §1.5). The HTTP layer renders them as `{"reason": message, ...extra}`.
+ * (`docs/api/trace.md#errors`). The HTTP layer renders them as `{"reason": message, ...extra}`.
  */
 export class TraceError extends Error {
   constructor(

@@ -58,7 +58,7 @@ export interface FeedbackStatsResult {
 }
 
 /**
- * Feedback payload metrics per time bucket (`POST /feedback/stats`, `spec/trace.md` §4.5): every
+ * Feedback payload metrics per time bucket (`POST /feedback/stats`, `docs/api/trace.md#feedback`): every
  * bucket of the range with `count` and `<aggregation>_<slug>` / `p<N>_<slug>`, plus the same
  * aggregations over the whole window.
  */

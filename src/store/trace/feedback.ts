@@ -6,7 +6,7 @@ import { QueryError } from "./query/errors.js";
 import { traceSql } from "./sql-dialect.js";
 import type { TraceDb, TraceFeedbackTable } from "./call-tables.js";
 
-/** Feedback as stored and returned (`spec/trace.md` §3.4); JSON columns decoded. */
+/** Feedback as stored and returned (`docs/api/trace.md#feedback-schema`); JSON columns decoded. */
 export interface Feedback {
   id: string;
   project_id: string;
@@ -38,7 +38,7 @@ export interface Feedback {
 /** The fields a new feedback row must have; the rest take Weave's defaults. */
 export type FeedbackInput = Pick<Feedback, "id" | "project_id" | "weave_ref" | "feedback_type" | "payload" | "wb_user_id" | "created_at"> & Partial<Feedback>;
 
-/** A complete feedback row: Weave's defaults for every optional column (`spec/trace.md` §3.4). */
+/** A complete feedback row: Weave's defaults for every optional column (`docs/api/trace.md#feedback-schema`). */
 export function feedbackRow(input: FeedbackInput): Feedback {
   return {
     creator: null,

@@ -4,7 +4,7 @@ import { fileDigestOf } from "./digest.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import type { FileRepository } from "./repository.js";
 
-/** Trace files (`spec/trace.md` §4.4): bytes in the blob store, named per project by Weave's file digest. */
+/** Trace files (`docs/api/trace.md#files`): bytes in the blob store, named per project by Weave's file digest. */
 export class FileService {
   constructor(
     private readonly files: FileRepository,

@@ -4,7 +4,7 @@ let lastMs = -1;
 let sequence = 0;
 
 /**
- * A UUIDv7 (RFC 9562), the id format Weave servers generate (`spec/trace.md` §1.4): 48 bits of
+ * A UUIDv7 (RFC 9562), the id format Weave servers generate (`docs/api/trace.md#json-rules`): 48 bits of
  * Unix milliseconds, then a 12-bit counter that keeps ids from one process strictly increasing
  * within a millisecond, then random bits.
  */

@@ -14,7 +14,7 @@ export interface ObjectClasses {
 const BASE_OBJECT_CLASS_NAMES = new Set(["BaseObject", "Object"]);
 
 /**
- * Weave object classes (`spec/trace.md` §2.3): a dict whose `_bases` ends with
+ * Weave object classes (`docs/api/trace.md#object-classes`): a dict whose `_bases` ends with
  * `[..., "Object" | "BaseObject", "BaseModel"]` is a Weave object; its leaf class is `_class_name`
  * and its base class the one just above Object (or the leaf itself when there is none).
  */

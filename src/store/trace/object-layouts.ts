@@ -1,6 +1,6 @@
 /**
  * The stored shapes of ops, datasets, scorers, models and evaluations that the SDKs publish, built
- * server-side for the v2 object API (`spec/trace.md` §4.14, Weave's `object_creation_utils`). The
+ * server-side for the v2 object API (`docs/api/trace.md#v2-objects`, Weave's `object_creation_utils`). The
  * key order matches Weave's builders; digests sort keys anyway.
  */
 

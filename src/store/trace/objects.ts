@@ -12,7 +12,7 @@ import { pythonListRepr, pythonSetRepr, validateAliasName, validateObjectId, val
 export const MAX_STORED_VALUE_BYTES = 4 * 1024 * 1024;
 const MAX_DELETE_DIGESTS = 100;
 
-/** One object version as the API shows it (`ObjSchema`, `spec/trace.md` §3.2). */
+/** One object version as the API shows it (`ObjSchema`, `docs/api/trace.md#object-schema`). */
 export interface ObjectVersion {
   projectId: string;
   objectId: string;
@@ -51,7 +51,10 @@ export interface DeleteObjectResult {
   deletedVersions: { digest: string; baseObjectClass: string | null; leafObjectClass: string | null }[];
 }
 
-/** Objects with Weave's versioning, aliases, tags and deletion semantics (`spec/trace.md` §2.4, §4.2). */
+/**
+ * Objects with Weave's versioning, aliases, tags and deletion semantics (`docs/api/trace.md#versioning`,
+ * `docs/api/trace.md#objects`).
+ */
 export class ObjectService {
   constructor(
     private readonly objects: ObjectRepository,

@@ -12,7 +12,7 @@ const DELETED = Symbol("deleted");
 type Cursor = { value: unknown } | { table: { projectId: string; digest: string } };
 
 /**
- * Resolves Weave refs to values (`spec/trace.md` §4.6): object and op refs at a digest, `latest`,
+ * Resolves Weave refs to values (`docs/api/trace.md#refs-read`): object and op refs at a digest, `latest`,
  * `v<N>` or an alias, table refs, and extra paths through dict keys, attributes, list indexes and
  * table row ids. A deleted object version reads as null. Refs of another entity are not found.
  * `/refs/read_batch` uses it; the calls API reads through `tryReadBatch`.

@@ -1,7 +1,7 @@
 import { TraceBadRequest } from "./errors.js";
 
 /**
- * External Weave refs (`spec/trace.md` §2.1):
+ * External Weave refs (`docs/api/trace.md#refs`):
  * `weave:///{entity}/{project}/object|op/{name}:{version}[/{edge}/{value}...]`,
  * `weave:///{entity}/{project}/table/{digest}[/id/{row}]` and `weave:///{entity}/{project}/call/{id}`.
  * Extra path values are percent-encoded; edges are `key`, `attr`, `index` and `id`.

@@ -1,7 +1,7 @@
 /**
- * The storage interface of trace objects, tables, files and annotation queues (DESIGN.md: keep the
- * trace store behind an interface). `sql/` implements it on Kysely for SQLite and PostgreSQL; the
- * services beside this file hold Weave's semantics and only talk to these interfaces.
+ * The storage interface of trace objects, tables, files and annotation queues, so that another store
+ * can take them over at very large scale. `sql/` implements it on Kysely for SQLite and PostgreSQL;
+ * the services beside this file hold Weave's semantics and only talk to these interfaces.
  */
 
 export interface ObjectVersionRecord {

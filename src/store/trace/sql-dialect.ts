@@ -11,7 +11,7 @@ export type Sql = RawBuilder<unknown>;
  *   `{"a":1}`); NULL when missing or JSON null;
  * - `numberOf(text)`: the number a text spells (a JSON number, or a string such as "5"); NULL
  *   otherwise.
- * Comparing these forms gives the type-tolerant rule of `spec/trace.md` §5.
+ * Comparing these forms gives the type-tolerant rule of `docs/api/trace.md#query-language`.
  */
 export interface TraceSql {
   dialect: DialectName;

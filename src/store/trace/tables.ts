@@ -26,7 +26,7 @@ export interface TableQueryInput {
 
 const PAGE = 500;
 
-/** Content-addressed tables (`spec/trace.md` §4.3): rows stored once by digest, a table is their ordered list. */
+/** Content-addressed tables (`docs/api/trace.md#tables`): rows stored once by digest, a table is their ordered list. */
 export class TableService {
   constructor(
     private readonly tables: TableRepository,

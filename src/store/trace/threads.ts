@@ -35,7 +35,7 @@ function percentile(sorted: number[], p: number): number | null {
 }
 
 /**
- * Threads of a project (`spec/trace.md` §4.10) from their turn calls (calls whose id is their
+ * Threads of a project (`docs/api/trace.md#threads`) from their turn calls (calls whose id is their
  * turn_id): turn count, first start, last end, the first and last turns, and turn duration
  * percentiles. Threads without an ended turn are skipped. Default order: last_updated descending.
  */

@@ -42,7 +42,7 @@ export interface Page {
 type Kind = "op" | "Dataset" | "Scorer" | "Evaluation" | "Model";
 
 /**
- * The v2 object API (`spec/trace.md` §4.14): ops, datasets, scorers, evaluations and models built
+ * The v2 object API (`docs/api/trace.md#v2-objects`): ops, datasets, scorers, evaluations and models built
  * from plain fields into the shapes the SDKs publish, stored as ordinary object versions (so
  * `/obj/read`, refs and the SDKs see the same objects). Reads of an object of another kind are 404.
  */

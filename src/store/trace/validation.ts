@@ -1,8 +1,8 @@
 import { TraceBadRequest, TraceInvalidField } from "./errors.js";
 
 /**
- * Name rules of Weave's validation module (`spec/trace.md` §2.4, §4.2). Python's `\w` is Unicode
- * aware: letters, digits and underscore of any script.
+ * Name rules of Weave's validation module (`docs/api/trace.md#versioning`, `docs/api/trace.md#objects`).
+ * Python's `\w` is Unicode aware: letters, digits and underscore of any script.
  */
 
 const OBJECT_ID_INVALID_CHAR = /[^\p{L}\p{N}_.-]/gu;

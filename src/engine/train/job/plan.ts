@@ -20,7 +20,10 @@ import type { RlJobWork, SftJobWork } from "./types.js";
 export interface RlPlan {
   /** One optimizer step per row; empty when there is nothing to learn (the job still advances its step). */
   rows: PackedRow[];
-  /** Each row's learning rate (§5.5–5.6: K^p and the reward-std-dev multiplier applied). */
+  /**
+   * Each row's learning rate (docs/api/training.md#optimizer-steps, docs/api/training.md#reward-std-lr: K^p
+   * and the reward-std-dev multiplier applied).
+   */
   learningRates: number[];
   /** Added to every gradient_step's metrics. */
   groupCounts: { num_groups_submitted: number; num_groups_trainable: number; num_trajectories: number };
@@ -33,9 +36,9 @@ export function jobRandom(jobId: string): () => number {
 }
 
 /**
- * An RL job's rows (`spec/training.md` §5–6): the groups tokenized with the model's tokenizer and
- * chat template from the sampled token ids, packed into rows (auto length capped at the model's
- * maximum).
+ * An RL job's rows (`docs/api/training.md#rl-training`, `docs/api/training.md#rl-tokenization`): the groups
+ * tokenized with the model's tokenizer and chat template from the sampled token ids, packed into rows (auto
+ * length capped at the model's maximum).
  */
 export function planRlJob(model: ModelFiles, work: RlJobWork, random: () => number): RlPlan {
   const { config } = work;
@@ -65,7 +68,7 @@ export function planRlJob(model: ModelFiles, work: RlJobWork, random: () => numb
 }
 
 /**
- * An SFT job's batches (`spec/training.md` §7): every row tokenized with the chat template and
+ * An SFT job's batches (`docs/api/training.md#sft`): every row tokenized with the chat template and
  * labelled per `assistant_turns`, consecutive batches in file order with their own learning rates
  * (rows longer than the model's maximum are dropped; a batch left with nothing to train is skipped).
  */

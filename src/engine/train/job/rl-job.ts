@@ -8,10 +8,10 @@ import { referenceAdapter } from "./start.js";
 import type { RlJobWork, TrainerUpdate, TrainingJobSpec } from "./types.js";
 
 /**
- * An RL job (`spec/training.md` §5–6): the rows `planRlJob` makes, then one optimizer step per row
- * with its own learning rate. Yields `started` and one `gradient_step` per row; returns whether
- * anything was trained (nothing to learn: `started` with 0 sequences, and the weights stay as they
- * were).
+ * An RL job (`docs/api/training.md#rl-training`, `docs/api/training.md#rl-tokenization`): the rows
+ * `planRlJob` makes, then one optimizer step per row with its own learning rate. Yields `started` and one
+ * `gradient_step` per row; returns whether anything was trained (nothing to learn: `started` with 0
+ * sequences, and the weights stay as they were).
  */
 export function* rlJobSteps(
   model: LoadedModel,

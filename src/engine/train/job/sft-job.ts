@@ -5,7 +5,7 @@ import { planSftJob } from "./plan.js";
 import type { SftJobWork, TrainerUpdate } from "./types.js";
 
 /**
- * An SFT job (`spec/training.md` §7): the batches `planSftJob` makes, one optimizer step per
+ * An SFT job (`docs/api/training.md#sft`): the batches `planSftJob` makes, one optimizer step per
  * batch. Returns whether anything was trained.
  */
 export function* sftJobSteps(model: LoadedModel, trainer: LoraTrainer, work: SftJobWork): Generator<TrainerUpdate, boolean> {

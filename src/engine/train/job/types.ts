@@ -31,7 +31,10 @@ export interface RlJobWork {
   kind: "rl";
   groups: TrajectoryGroupJson[];
   config: RlTrainingConfig;
-  /** `train/reward_std_dev` of the model's earlier steps, for `scale_learning_rate_by_reward_std_dev` (§5.6). */
+  /**
+   * `train/reward_std_dev` of the model's earlier steps, for `scale_learning_rate_by_reward_std_dev`
+   * (docs/api/training.md#reward-std-lr).
+   */
   rewardStdDevHistory: StepValue[];
 }
 
@@ -51,7 +54,7 @@ export interface SftJobWork {
 export type TrainerUpdate =
   | { type: "started"; numSequences: number }
   /**
-   * Numeric metrics of one optimizer step (spec/training.md §2.9: loss, grad_norm, learning_rate, …),
+   * Numeric metrics of one optimizer step (docs/api/training.md#job-events: loss, grad_norm, learning_rate, …),
    * and for RL the trainer's logprobs of the sampled turns it trained on.
    */
   | { type: "gradient_step"; metrics: Record<string, number>; tokenLogprobs?: TurnTokenLogprobs[] }

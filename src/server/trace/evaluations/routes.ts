@@ -24,8 +24,8 @@ const EvaluationStatusReq = z.object({ project_id: ProjectId, call_id: z.string(
 const CallsScoreReq = z.object({ project_id: ProjectId, call_ids: StringList.min(1).max(1000), scorer_refs: StringList.min(1).max(100) });
 
 /**
- * Evaluations run by the server on its own engine (`spec/trace.md` §4.13; docs/decisions.md,
- * "Evaluations on the engine"): `/evaluations/evaluate_model` checks the evaluation and the model,
+ * Evaluations run by the server on its own engine (`docs/api/trace.md#evaluations`;
+ * docs/decisions/trace.md#D-TRACE-051): `/evaluations/evaluate_model` checks the evaluation and the model,
  * starts the `Evaluation.evaluate` call and answers with its id while the rows run in the
  * background; `/evaluations/status` reads progress from the calls; `/calls/score` applies
  * scorers to existing calls in the background.

@@ -4,7 +4,7 @@ import { classNameOf, LLM_MODEL_CLASS, type LlmModel, llmModelOf } from "./llm-m
 import { formatPython, pythonStr } from "./python-format.js";
 
 /**
- * The scorers this server runs itself (docs/decisions.md, "Evaluations on the engine"): Weave's
+ * The scorers this server runs itself (docs/decisions/trace.md#D-TRACE-052): Weave's
  * `LLMAsAJudgeScorer` on the engine, Weave's `StringMatchScorer`, `LevenshteinScorer` and
  * `ValidJSONScorer`, and Flywheel's `ExactMatchScorer`. Scorers written as code (ops, custom
  * classes) run in the SDK that defined them, never here.

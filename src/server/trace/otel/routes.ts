@@ -33,7 +33,7 @@ function projectOf(request: FastifyRequest, resource: OtlpResourceSpans["resourc
 }
 
 /**
- * OpenTelemetry trace ingest (`spec/trace.md` §4.9): OTLP protobuf or JSON, optionally gzip or
+ * OpenTelemetry trace ingest (`docs/api/trace.md#otel`): OTLP protobuf or JSON, optionally gzip or
  * deflate encoded. Each span becomes one complete call; spans whose attributes cannot be nested are
  * rejected and reported in `partial_success`, the others are stored.
  */

@@ -27,7 +27,7 @@ function overrideTime(value: unknown): string | undefined {
 const intOrNull = (value: unknown): number | null => (typeof value === "number" && Number.isInteger(value) && value !== 0 ? value : typeof value === "string" && /^-?\d+$/.test(value) && Number(value) !== 0 ? Number(value) : null);
 
 /**
- * One span as one complete call (`spec/trace.md` §4.9, Weave's `python_spans.Span.to_call`): ids
+ * One span as one complete call (`docs/api/trace.md#otel`, Weave's `python_spans.Span.to_call`): ids
  * from the span and trace ids, inputs, outputs, usage and attributes from the conventions, the whole
  * span kept as `otel_dump`. Throws AttributePathConflictError for attributes that cannot be nested.
  */

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import type { VersionHeader } from "../../../store/trace/v2-resources.js";
 
-/** Path and query pieces of the v2 object API: `/v2/{entity}/{project}/<resource>...` (`spec/trace.md` §4.14). */
+/**
+ * Path and query pieces of the v2 object API: `/v2/{entity}/{project}/<resource>...`
+ * (`docs/api/trace.md#v2-objects`).
+ */
 
 export const ProjectPath = z.object({ entity: z.string(), project: z.string() });
 export const ObjectPath = ProjectPath.extend({ object_id: z.string() });

@@ -11,7 +11,7 @@ import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectP
 
 const DatasetCreateBody = z.object({ name: OptionalString, description: OptionalString, rows: z.array(JsonDict) });
 
-/** /v2/{entity}/{project}/datasets: a Dataset object over a table of rows (`spec/trace.md` §4.14). */
+/** /v2/{entity}/{project}/datasets: a Dataset object over a table of rows (`docs/api/trace.md#v2-objects`). */
 export async function v2DatasetRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
   useLosslessJson(app);
   const { v2 } = options;

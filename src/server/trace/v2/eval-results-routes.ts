@@ -29,7 +29,10 @@ const EvalResultsQueryBody = z.object({
   offset: z.number().int().min(0).default(0),
 });
 
-/** POST /v2/{entity}/{project}/eval_results/query (`spec/trace.md` §4.14): evaluation results grouped by dataset row. */
+/**
+ * POST /v2/{entity}/{project}/eval_results/query (`docs/api/trace.md#v2-objects`): evaluation results grouped
+ * by dataset row.
+ */
 export async function v2EvalResultsRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   const { calls, refs } = options.trace;
   defineRoute(

@@ -18,7 +18,7 @@ const RunDeleteQuery = z.object({ evaluation_run_ids: ListParam });
 const RunFinishBody = z.object({ summary: JsonDict.nullish() }).nullish();
 
 /**
- * /v2/{entity}/{project}/evaluation_runs (`spec/trace.md` §4.14): evaluation runs stored as
+ * /v2/{entity}/{project}/evaluation_runs (`docs/api/trace.md#v2-objects`): evaluation runs stored as
  * `Evaluation.evaluate` calls, which the calls API, the SDKs and eval_results read like any run.
  */
 export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {

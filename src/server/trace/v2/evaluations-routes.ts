@@ -19,7 +19,10 @@ const EvaluationCreateBody = z.object({
   eval_attributes: JsonDict.nullish(),
 });
 
-/** /v2/{entity}/{project}/evaluations: an Evaluation object with its placeholder ops (`spec/trace.md` §4.14). */
+/**
+ * /v2/{entity}/{project}/evaluations: an Evaluation object with its placeholder ops
+ * (`docs/api/trace.md#v2-objects`).
+ */
 export async function v2EvaluationRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
   useLosslessJson(app);
   const { v2 } = options;

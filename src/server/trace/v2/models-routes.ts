@@ -11,7 +11,10 @@ import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectP
 
 const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });
 
-/** /v2/{entity}/{project}/models: a Model object with its source file and attributes (`spec/trace.md` §4.14). */
+/**
+ * /v2/{entity}/{project}/models: a Model object with its source file and attributes
+ * (`docs/api/trace.md#v2-objects`).
+ */
 export async function v2ModelRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
   useLosslessJson(app);
   const { v2 } = options;

@@ -11,7 +11,7 @@ import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectP
 
 const OpCreateBody = z.object({ name: OptionalString, source_code: OptionalString });
 
-/** /v2/{entity}/{project}/ops: ops stored as source files (`spec/trace.md` §4.14). */
+/** /v2/{entity}/{project}/ops: ops stored as source files (`docs/api/trace.md#v2-objects`). */
 export async function v2OpRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
   useLosslessJson(app);
   const { v2 } = options;

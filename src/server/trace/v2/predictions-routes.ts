@@ -22,7 +22,7 @@ const ScorePath = ProjectPath.extend({ score_id: z.string() });
 const RunListQuery = ListQuery.extend({ evaluation_run_id: z.string().optional() });
 
 /**
- * /v2/{entity}/{project}/predictions and /scores (`spec/trace.md` §4.14): predictions are model
+ * /v2/{entity}/{project}/predictions and /scores (`docs/api/trace.md#v2-objects`): predictions are model
  * calls (under a predict_and_score call when they belong to a run), scores are scorer calls beside
  * them plus runnable feedback on the prediction.
  */

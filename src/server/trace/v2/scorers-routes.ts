@@ -11,7 +11,7 @@ import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectP
 
 const ScorerCreateBody = z.object({ name: z.string(), description: OptionalString, op_source_code: z.string() });
 
-/** /v2/{entity}/{project}/scorers: a Scorer object with score and summarize ops (`spec/trace.md` §4.14). */
+/** /v2/{entity}/{project}/scorers: a Scorer object with score and summarize ops (`docs/api/trace.md#v2-objects`). */
 export async function v2ScorerRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
   useLosslessJson(app);
   const { v2 } = options;

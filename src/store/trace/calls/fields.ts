@@ -18,7 +18,7 @@ export function splitPath(field: string): string[] {
   return parts;
 }
 
-/** Computed `summary.weave.*` fields, as SQL over the calls row aliased `c` (`spec/trace.md` §3.1). */
+/** Computed `summary.weave.*` fields, as SQL over the calls row aliased `c` (`docs/api/trace.md#call-schemas`). */
 export function callStatusSql(dialect: TraceSql): Sql {
   const descendantErrors = dialect.numberOf(dialect.jsonText(sql.ref("c.summary"), ["status_counts", "error"]));
   return sql`(CASE WHEN c.exception IS NOT NULL THEN 'error' WHEN c.ended_at IS NULL THEN 'running' WHEN ${descendantErrors} > 0 THEN 'descendant_error' ELSE 'success' END)`;

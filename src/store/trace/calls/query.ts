@@ -73,7 +73,7 @@ function filterConditions(projectId: string, filter: CallsFilter): Sql[] {
 }
 
 /**
- * The ORDER BY terms (`spec/trace.md` §4.1): the default is started_at then id ascending; given
+ * The ORDER BY terms (`docs/api/trace.md#calls`): the default is started_at then id ascending; given
  * keys get an implicit id tie-breaker (same direction after started_at, else descending).
  */
 export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[] | null | undefined): Sql[] {
@@ -176,7 +176,7 @@ export async function* queryCallRows(
   }
 }
 
-/** Matching calls, counted up to `limit + 1` so `has_more` is exact (`spec/trace.md` §4.1 query_stats). */
+/** Matching calls, counted up to `limit + 1` so `has_more` is exact (`docs/api/trace.md#calls` query_stats). */
 export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, limit: number | undefined, candidates?: string[]): Promise<{ count: number; hasMore: boolean }> {
   const source = callSource(dialect, q.projectId, candidates);
   const where = sql.join([...callConditions(dialect, q), ...source.where], sql` AND `);

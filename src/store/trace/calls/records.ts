@@ -31,7 +31,7 @@ const REQUIRED_FIELDS: CallField[] = ["id", "trace_id", "project_id", "op_name",
 const JSON_FIELDS = new Set<string>(["attributes", "inputs", "output", "summary"]);
 
 /**
- * The columns a query returns (`spec/trace.md` §4.1 columns): the first segment of each requested
+ * The columns a query returns (`docs/api/trace.md#calls` columns): the first segment of each requested
  * name, plus the required ones; summary (or costs) also needs what the derived summary reads.
  */
 export function selectedFields(columns: string[] | null | undefined, includeCosts: boolean): CallField[] {

@@ -1,4 +1,4 @@
-/** Strings that are Weave refs (`spec/trace.md` §2.1), found anywhere inside a value, in order, without repeats. */
+/** Strings that are Weave refs (`docs/api/trace.md#refs`), found anywhere inside a value, in order, without repeats. */
 export function extractRefs(value: unknown, found: Set<string> = new Set()): Set<string> {
   if (typeof value === "string") {
     if (value.startsWith("weave:///")) found.add(value);

@@ -38,7 +38,7 @@ export interface CallWrite {
   end?: CallEnd;
 }
 
-/** `CallsFilter` of `spec/trace.md` §3.1; lists hold at most 1000 entries, empty lists filter nothing. */
+/** `CallsFilter` of `docs/api/trace.md#call-schemas`; lists hold at most 1000 entries, empty lists filter nothing. */
 export interface CallsFilter {
   op_names?: string[] | null;
   input_refs?: string[] | null;

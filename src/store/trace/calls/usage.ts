@@ -1,6 +1,6 @@
 import { normalizeUsage } from "../costs.js";
 
-/** Per-model usage of a call and its descendants (`LLMAggregatedUsage`, `spec/trace.md` §4.1). */
+/** Per-model usage of a call and its descendants (`LLMAggregatedUsage`, `docs/api/trace.md#calls`). */
 export interface AggregatedUsage {
   requests: number;
   prompt_tokens: number;

@@ -127,7 +127,7 @@ export async function runWriteStatements(db: TraceDb, walCommit: SqliteWalCommit
 function collectRefs(into: unknown[][], projectId: string, callId: string, direction: "input" | "output", value: unknown): void {
   for (const ref of extractRefs(value)) into.push([projectId, callId, direction, ref]);
 }
-/** Sets a call's display name, and indexes its text; an unknown call is no error (`spec/trace.md` §4.1). */
+/** Sets a call's display name, and indexes its text; an unknown call is no error (`docs/api/trace.md#calls`). */
 export async function updateDisplayName(db: TraceDb, dialect: DialectName, projectId: string, callId: string, displayName: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.updateTable("trace_calls").set({ display_name: displayName }).where("project_id", "=", projectId).where("id", "=", callId).execute();

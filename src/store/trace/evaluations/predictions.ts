@@ -37,7 +37,7 @@ function predictionInputs(call: CallSchema): Record<string, unknown> {
 }
 
 /**
- * Predictions and scores of the v2 API (`spec/trace.md` §4.14), stored as calls as Weave stores
+ * Predictions and scores of the v2 API (`docs/api/trace.md#v2-objects`), stored as calls as Weave stores
  * them. A prediction in a run gets an `Evaluation.predict_and_score` parent under the run; its
  * call is `<model>.predict`, ended at once with the output. A score is a `<scorer>.score` call
  * beside the prediction plus `wandb.runnable.<scorer>` feedback on the prediction call.

@@ -41,7 +41,7 @@ export interface EvalResultsQuery {
 const SORT_PREFIXES = ["scores.", "inputs.", "output."];
 
 /**
- * `eval_results/query` (`spec/trace.md` §4.14, after Weave's `eval_results_helpers.py`): the
+ * `eval_results/query` (`docs/api/trace.md#v2-objects`, after Weave's `eval_results_helpers.py`): the
  * predict_and_score calls of the given evaluation calls grouped by dataset row, each row holding
  * every evaluation's trials, then filtered, sorted (row digest by default) and paged; optionally
  * with per-evaluation scorer statistics.

@@ -75,7 +75,7 @@ export function requireRef(value: string, field: string): void {
 }
 
 /**
- * Evaluation runs of the v2 API (`spec/trace.md` §4.14), stored as calls the way Weave's servers
+ * Evaluation runs of the v2 API (`docs/api/trace.md#v2-objects`), stored as calls the way Weave's servers
  * store them: an `Evaluation.evaluate` call marked `attributes.weave.evaluation_run = "true"`,
  * whose children are the predictions' `Evaluation.predict_and_score` calls; finishing adds an
  * `Evaluation.summarize` call and ends the run with per-scorer means.

@@ -14,7 +14,7 @@ export type EvaluationStatus =
   | { code: "complete"; output: unknown };
 
 /**
- * `/evaluations/status` (`spec/trace.md` §4.13, Weave's `methods/evaluation_status.py`): an
+ * `/evaluations/status` (`docs/api/trace.md#evaluations`, Weave's `methods/evaluation_status.py`): an
  * `Evaluation.evaluate` call that failed, completed, or is running with the number of its direct
  * children that finished against its dataset's row count (at least the finished count).
  */

@@ -2,7 +2,7 @@ import { PyFloat, PyInt, pythonFloatRepr } from "./lossless.js";
 
 /**
  * Byte-exact clone of CPython's `json.dumps(value, sort_keys=...)` with its defaults
- * (`spec/trace.md` §2.2): separators `", "` and `": "`, `ensure_ascii=True` (every character outside
+ * (`docs/api/trace.md#digests`): separators `", "` and `": "`, `ensure_ascii=True` (every character outside
  * printable ASCII as a lowercase `\uXXXX` escape, astral characters as surrogate pairs), keys sorted
  * by code point, ints as exact decimals, floats as `repr` and bare `NaN`/`Infinity`.
  * Values are what `parseJsonLossless` produces (plain JSON plus PyFloat and PyInt); properties whose

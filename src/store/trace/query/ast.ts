@@ -1,5 +1,5 @@
 /**
- * The query language of `spec/trace.md` §5, in its wire shape: `{"$expr": Operation}` where an
+ * The query language of `docs/api/trace.md#query-language`, in its wire shape: `{"$expr": Operation}` where an
  * operation is a one-key object. The server validates requests into these types; the compiler
  * turns them into SQL.
  */

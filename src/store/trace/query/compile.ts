@@ -23,7 +23,7 @@ export type FieldResolver = (field: string) => Value;
 
 /**
  * Compiles the query language to SQL for one table. Comparisons are type tolerant
- * (`spec/trace.md` §5): a JSON leaf equals a string when its text form does (so 1 = "1" and
+ * (`docs/api/trace.md#query-language`): a JSON leaf equals a string when its text form does (so 1 = "1" and
  * true = "true"), compares with numbers by the number it spells, and every comparison is two-valued
  * (a missing field compares false, so `$not` of it is true).
  */

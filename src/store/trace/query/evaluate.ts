@@ -4,8 +4,8 @@ import type { ComparisonOperator, Operand, Operation } from "./ast.js";
 import { QueryError } from "./errors.js";
 
 /**
- * Evaluates the query language (`spec/trace.md` §5) on an in-memory value, with the rules the SQL
- * compiler follows for calls (docs/decisions.md, "Trace calls"): `$getField` reads a dotted path
+ * Evaluates the query language (`docs/api/trace.md#query-language`) on an in-memory value, with the rules the SQL
+ * compiler follows for calls (docs/decisions/trace.md#D-TRACE-020): `$getField` reads a dotted path
  * (numeric segments index lists; missing is null), a JSON leaf equals a string when its text form
  * does, a number literal compares with the number a leaf spells, strings compare bytewise, and a
  * comparison with a missing side is false. Used where rows are built in memory (eval results).
