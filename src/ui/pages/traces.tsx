@@ -6,6 +6,7 @@ import { VirtualList } from "../components/virtual-list.js";
 import { useLoad } from "../hooks.js";
 import { formatRoute, type Route, withQuery } from "../route.js";
 import type { ProjectList, TraceCall } from "../types.js";
+import { COUNT_CAP, callCountLabel, callListLength, type CallCount, isSearchTooShort, MIN_SEARCH_LENGTH } from "../view/call-count.js";
 import { callFiltersFromQuery, callQueryBody, isoToLocalInput, localInputToIso, opDisplayName, REACTIONS } from "../view/call-query.js";
 import { latency, statusOf } from "../view/call-status.js";
 import { CallDetail } from "./call-detail.js";
@@ -29,13 +30,16 @@ function ProjectCalls({ api, route, traced, entity, project, projectId }: { api:
   const filters = callFiltersFromQuery(route.query);
   const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text, filters.from, filters.to, filters.reaction]);
   const bodyKey = JSON.stringify(body);
-  const count = useLoad(() => api.trace<{ count: number }>("/calls/query_stats", body), [api, bodyKey]);
+  // Counted up to a cap: counting most of a million calls exactly takes seconds.
+  const count = useLoad(() => api.trace<CallCount>("/calls/query_stats", { ...body, limit: COUNT_CAP }), [api, bodyKey]);
   const ops = useLoad(() => api.trace<{ objs: { object_id: string }[] }>("/objs/query", { project_id: projectId, filter: { is_op: true, latest_only: true } }), [api, projectId]);
   const pages = useCallPages(api, body, bodyKey);
   const selected = route.query.call;
 
-  const [text, setText] = useState(filters.text ?? "");
-  useEffect(() => setText(filters.text ?? ""), [filters.text]);
+  const [text, setText] = useState(route.query.q ?? "");
+  useEffect(() => setText(route.query.q ?? ""), [route.query.q]);
+  const [tooShort, setTooShort] = useState(false);
+  useEffect(() => setTooShort(isSearchTooShort(route.query.q)), [route.query.q]);
   const go = (changes: Record<string, string | boolean | undefined>) => (location.hash = withQuery(route, { ...changes, call: undefined }));
 
   return (
@@ -94,13 +98,27 @@ function ProjectCalls({ api, route, traced, entity, project, projectId }: { api:
         <form
           onSubmit={(event) => {
             event.preventDefault();
-            go({ q: text.trim() });
+            if (isSearchTooShort(text)) setTooShort(true);
+            else go({ q: text.trim() });
           }}
         >
-          <input type="search" placeholder="Search inputs, outputs, names" value={text} onInput={(event) => setText((event.target as HTMLInputElement).value)} />
+          <input
+            type="search"
+            placeholder="Search inputs, outputs, names"
+            value={text}
+            onInput={(event) => {
+              setText((event.target as HTMLInputElement).value);
+              setTooShort(false);
+            }}
+          />
         </form>
+        {tooShort && (
+          <span class="error" data-testid="search-hint">
+            Search needs at least {MIN_SEARCH_LENGTH} characters
+          </span>
+        )}
         <span class="muted" data-testid="call-count">
-          {count.data ? `${count.data.count.toLocaleString()} calls` : count.error ? "" : "counting…"}
+          {count.data ? callCountLabel(count.data) : count.error ? "" : "counting…"}
         </span>
       </div>
       {picked.length > 0 && <AddToDataset api={api} entity={entity} project={project} callIds={picked} />}
@@ -114,7 +132,7 @@ function ProjectCalls({ api, route, traced, entity, project, projectId }: { api:
             <span class="num">Latency</span>
           </div>
           <VirtualList
-            count={count.data?.count ?? 0}
+            count={count.data ? callListLength(count.data, pages.loaded, PAGE) : 0}
             rowHeight={ROW_HEIGHT}
             height={560}
             onRange={pages.want}
@@ -169,7 +187,8 @@ function useCallPages(api: Api, body: object, bodyKey: string) {
     },
     [api, bodyKey],
   );
-  return { at: (index: number) => pages.get(Math.floor(index / PAGE))?.[index % PAGE], want, error };
+  const loaded = useMemo(() => new Map([...pages].map(([page, calls]) => [page, calls.length])), [pages]);
+  return { at: (index: number) => pages.get(Math.floor(index / PAGE))?.[index % PAGE], want, error, loaded };
 }
 
 /** The list shows no inputs or outputs, so it does not fetch them. */

@@ -38,6 +38,11 @@ describe("call list queries", () => {
     expect(callFiltersFromQuery({ status: "weird", from: "yesterday-ish", reaction: "🦄" })).toEqual({ rootsOnly: false });
   });
 
+  it("sends no search shorter than three characters (the trigram index cannot look it up)", () => {
+    expect(callFiltersFromQuery({ q: "ab" })).toEqual({ rootsOnly: false });
+    expect(callFiltersFromQuery({ q: "abc" })).toEqual({ rootsOnly: false, text: "abc" });
+  });
+
   it("converts datetime-local values to instants and back", () => {
     const iso = localInputToIso("2024-05-01T12:30")!;
     expect(new Date(iso).getHours()).toBe(12);

@@ -2,6 +2,7 @@
  * The trace API request of the call list, from the page's URL state: op, status, roots only and a
  * text search (case-insensitive, over op name, display name, inputs and output).
  */
+import { isSearchTooShort } from "./call-count.js";
 
 export interface CallFilters {
   op?: string;
@@ -30,7 +31,8 @@ export function callFiltersFromQuery(query: Record<string, string>): CallFilters
     ...(query.op ? { op: query.op } : {}),
     ...(status === "success" || status === "error" || status === "running" ? { status } : {}),
     rootsOnly: query.roots === "1",
-    ...(query.q ? { text: query.q } : {}),
+    // A search shorter than the trigram index can look up is not sent (the page says so).
+    ...(query.q && !isSearchTooShort(query.q) ? { text: query.q } : {}),
     ...(isInstant(query.from) ? { from: query.from } : {}),
     ...(isInstant(query.to) ? { to: query.to } : {}),
     ...(query.reaction && REACTIONS.includes(query.reaction) ? { reaction: query.reaction } : {}),
