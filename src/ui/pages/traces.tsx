@@ -30,7 +30,7 @@ function ProjectCalls({ api, route, traced, entity, project, projectId }: { api:
   const filters = callFiltersFromQuery(route.query);
   const body = useMemo(() => callQueryBody(projectId, filters), [projectId, filters.op, filters.status, filters.rootsOnly, filters.text, filters.from, filters.to, filters.reaction]);
   const bodyKey = JSON.stringify(body);
-  // Counted up to a cap: counting most of a million calls exactly takes seconds.
+  // Counted up to a cap: counting most of a million calls exactly takes seconds (docs/decisions/ui.md#D-UI-012).
   const count = useLoad(() => api.trace<CallCount>("/calls/query_stats", { ...body, limit: COUNT_CAP }), [api, bodyKey]);
   const ops = useLoad(() => api.trace<{ objs: { object_id: string }[] }>("/objs/query", { project_id: projectId, filter: { is_op: true, latest_only: true } }), [api, projectId]);
   const pages = useCallPages(api, body, bodyKey);

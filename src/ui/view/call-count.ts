@@ -1,10 +1,10 @@
 /**
  * The call list's count, bounded: the page asks `/calls/query_stats` to count at most COUNT_CAP
  * calls (its `limit`), so a filter that matches most of a million calls answers as fast as one
- * that matches few, and shows "10,000+ calls". The list then grows a page at a time as it is
+ * that matches few, and shows "1,000+ calls". The list then grows a page at a time as it is
  * scrolled past what is counted.
  */
-export const COUNT_CAP = 10_000;
+export const COUNT_CAP = 1_000;
 
 export interface CallCount {
   count: number;
