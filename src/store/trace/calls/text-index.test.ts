@@ -152,6 +152,8 @@ describe.each(testDialects)("text index on %s", (dialect) => {
         const expected = await ids(scanning, query);
         expect(await ids(indexed, query), JSON.stringify(query)).toEqual(expected);
         expect(await indexed.countCalls({ projectId: P, query })).toEqual(await scanning.countCalls({ projectId: P, query }));
+        // The web UI counts up to a cap (query_stats `limit`): capped counts agree too.
+        expect(await indexed.countCalls({ projectId: P, query }, 3)).toEqual(await scanning.countCalls({ projectId: P, query }, 3));
         if ((await textCandidates(traceDb(store.db), dialect, P, query, 10_000)) !== undefined) narrowed++;
       }
     }
