@@ -183,7 +183,10 @@ export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, 
   // SQLite's sampled statistics make it count through the op index (its `op_name IS NOT NULL`
   // range) with a table look-up per call, even where a partial index (failed calls, roots) holds
   // exactly the matches; asking for the list's order lets it pick the index a list would use.
-  const order = dialect.dialect === "sqlite" ? sql` ORDER BY c.started_at, c.id` : sql``;
+  // PostgreSQL, counting up to a limit, may otherwise walk the op index from its first name to
+  // reach an op's calls (an op prefix is no range of that index): 0.3 s at 1M calls for an op
+  // after two others, against a few pages' reading in start order.
+  const order = dialect.dialect === "sqlite" || limit !== undefined ? sql` ORDER BY c.started_at, c.id` : sql``;
   const statement: RawBuilder<{ n: number | string }> =
     limit === undefined && dialect.dialect !== "sqlite"
       ? sql`${source.with}SELECT COUNT(*) AS n FROM ${source.from} WHERE ${where}`
