@@ -156,7 +156,7 @@ describe.each(testDialects)("leaf index on %s", (dialect) => {
     const table = dialect === "sqlite" ? "trace_call_terms" : "trace_call_leaves";
     // A contentless FTS5 table is emptied with its 'delete-all' command.
     await (dialect === "sqlite" ? sql`INSERT INTO trace_call_terms (trace_call_terms) VALUES ('delete-all')` : sql`DELETE FROM trace_call_leaves`).execute(db);
-    await fillLeaves(store.db, dialect);
+    await fillLeaves(store.db);
     const after = await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql.table(table)}`.execute(db);
     expect(Number(after.rows[0]!.n)).toBeGreaterThan(100);
     const next = random(13);
