@@ -2,7 +2,7 @@ import { TrainingInputError, type Loc } from "./errors.js";
 import { completionsExchange, messagesExchange, responsesExchange } from "./exchange-kinds.js";
 import type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson } from "./trajectory-json.js";
 
-export type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson, ToolCallJson } from "./trajectory-json.js";
+export type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson } from "./trajectory-json.js";
 
 /**
  * The trajectory data the preview training API receives (`spec/training.md` §4), as parsed JSON,
