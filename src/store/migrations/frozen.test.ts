@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-const folder = import.meta.dirname;
+const folder = fileURLToPath(new URL(".", import.meta.url));
 /** The only package a migration may use: the query builder it is written against. */
 const ALLOWED_PACKAGES = new Set(["kysely"]);
 
