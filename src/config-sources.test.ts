@@ -34,7 +34,7 @@ describe("configuration sources", () => {
   });
 
   it("the check sees the ways a module reads the environment", () => {
-    for (const text of ["const a = process.env.FLYWHEEL_X;", 'const a = process["env"].X;', "const { FLYWHEEL_X } = process.env;", 'import { env } from "node:process";']) {
+    for (const text of ["const a = process.env.SOME_SETTING;", 'const a = process["env"].X;', "const { SOME_SETTING } = process.env;", 'import { env } from "node:process";']) {
       expect(READS_ENVIRONMENT.test(text), text).toBe(true);
     }
     expect(READS_ENVIRONMENT.test("const env = loadClientEnvironment(); env.apiKey;")).toBe(false);
