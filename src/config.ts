@@ -171,6 +171,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
   };
 }
 
+/** What the command-line clients (`flywheel artifacts`, `flywheel checkpoints`) read to reach a running server. */
+export interface ClientEnvironment {
+  /** `FLYWHEEL_BASE_URL`. */
+  baseUrl: string | undefined;
+  /** `FLYWHEEL_API_KEY`, else `WANDB_API_KEY`. */
+  apiKey: string | undefined;
+}
+
+export function loadClientEnvironment(env: Env = process.env): ClientEnvironment {
+  return { baseUrl: env.FLYWHEEL_BASE_URL, apiKey: env.FLYWHEEL_API_KEY ?? env.WANDB_API_KEY };
+}
+
 function loadChatLimits(flags: ConfigFlags, env: Env): ChatLimits {
   const trust = (env.FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE ?? "0").trim();
   if (trust !== "0" && trust !== "1") throw new ConfigError(`FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE must be 0 or 1, got '${trust}'`);

@@ -1,5 +1,8 @@
 import { TrainingInputError, type Loc } from "./errors.js";
 import { completionsExchange, messagesExchange, responsesExchange } from "./exchange-kinds.js";
+import type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson } from "./trajectory-json.js";
+
+export type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson } from "./trajectory-json.js";
 
 /**
  * The trajectory data the preview training API receives (`docs/api/training.md#trajectories`), as parsed JSON,
@@ -7,43 +10,7 @@ import { completionsExchange, messagesExchange, responsesExchange } from "./exch
  * and logprobs of a Choice, chat messages for the template, and tools normalisation.
  */
 
-export interface ToolCallJson {
-  id?: string;
-  type?: string;
-  function: { name: string; arguments: unknown };
-  [key: string]: unknown;
-}
-
-/** A plain chat message (any role, any extra keys). */
-export interface ChatMessage {
-  role: string;
-  content?: unknown;
-  tool_calls?: ToolCallJson[] | null;
-  [key: string]: unknown;
-}
-
-export interface TokenLogprobJson {
-  token: string;
-  logprob: number;
-  bytes?: number[] | null;
-  [key: string]: unknown;
-}
-
-/** An OpenAI chat-completion Choice as `model_dump(mode="json")` writes it. */
-export interface ChoiceJson {
-  message: { role?: string; content?: string | null; tool_calls?: ToolCallJson[] | null; [key: string]: unknown };
-  logprobs?: { content?: TokenLogprobJson[] | null; refusal?: TokenLogprobJson[] | null } | null;
-  finish_reason?: string | null;
-  index?: number;
-  /** vLLM's `return_token_ids` extra: the exact sampled ids. */
-  token_ids?: number[] | null;
-  [key: string]: unknown;
-}
-
 export type HistoryItem = ChatMessage | ChoiceJson;
-
-/** A tool in OpenAI format, or a bare function object (wrapped by `normalizeTools`). */
-export type ChatTool = Record<string, unknown>;
 
 export interface HistoryJson {
   messages_and_choices: HistoryItem[];
@@ -54,13 +21,6 @@ export interface HistoryJson {
    * sampled from, when the response reported them.
    */
   exchange?: { prompt_token_ids: number[] | null };
-}
-
-/** One captured Chat Completions call (ART's `ChatCompletionsExchange`): the request body and the response. */
-export interface ChatCompletionsExchangeJson {
-  request: { messages: ChatMessage[]; tools?: ChatTool[] | null; [key: string]: unknown };
-  response: { choices: ChoiceJson[]; prompt_token_ids?: number[] | null; [key: string]: unknown };
-  [key: string]: unknown;
 }
 
 /** ART's `TrajectoryExchanges`: captured calls by API. Only Chat Completions exchanges can train here. */

@@ -40,8 +40,6 @@ export function tableDigestOf(rowDigests: readonly string[]): string {
   return hash.digest("hex");
 }
 
-export const fileDigestOf = bytesDigest;
-
 /** `digest_is_content_hash`: a Weave digest (43 alphanumerics) or a sha256 hex digest. */
 export function isContentDigest(value: string): boolean {
   return /^[A-Za-z0-9]{43}$/.test(value) || /^[0-9a-fA-F]{64}$/.test(value);

@@ -36,6 +36,7 @@ export function callTraceNameSql(dialect: TraceSql, projectId: string): Sql {
     const colon = dialect.position(sql`':'`, rest);
     return {
       when: sql`substr(c.op_name, 1, ${prefix.length}) = ${prefix}`,
+      // biome-ignore lint/suspicious/noThenProperty: the THEN of a SQL CASE arm, not a thenable
       then: sql`(CASE WHEN ${colon} > 0 THEN substr(${rest}, 1, ${colon} - 1) ELSE ${rest} END)`,
     };
   };
