@@ -7,7 +7,7 @@ import type { RlWork, SftWork } from "./trainer.js";
 import type { RlTrainingConfig } from "../engine/train/config.js";
 import { resolveSftConfig, type SftConfigReq, type SftTrainingConfig } from "../engine/train/sft-config.js";
 import { TrainingInputError } from "../engine/train/errors.js";
-import type { TrajectoryGroup } from "./trajectories.js";
+import type { TrajectoryGroup } from "../engine/train/trajectory.js";
 
 /** What an RL job stores as its input: the validated trajectory groups. */
 export interface RlJobInput {

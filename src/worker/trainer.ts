@@ -6,7 +6,7 @@ import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js"
 import type { SftRow } from "./sft-data.js";
 import type { RlTrainingConfig } from "../engine/train/config.js";
 import type { SftTrainingConfig } from "../engine/train/sft-config.js";
-import type { TrajectoryGroup } from "./trajectories.js";
+import type { TrajectoryGroup } from "../engine/train/trajectory.js";
 
 /**
  * The seam between the job system and the model math. The job runner owns everything durable
