@@ -50,7 +50,7 @@ export type JobWork = RlWork | SftWork;
 export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<JobWork> {
   if (job.kind === "rl") {
     const input = decodeJson<RlJobInput>(job.input);
-    return { kind: "rl", trajectoryGroups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(job.config) };
+    return { kind: "rl", groups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(job.config) };
   }
   const input = decodeJson<SftJobInput>(job.input);
   if (isWebSftInput(input)) return loadWebSftWork(input, web.limits, web.signal);
