@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from "kysely";
 import { decodeJson, encodeJson } from "../../json.js";
 import type { Database } from "../../schema.js";
 import type { TraceAnnotationQueueItemsTable, TraceAnnotationQueuesTable } from "../schema.js";
-import { chunked } from "./dialect.js";
+import { chunked } from "../../dialect.js";
 
 export interface QueueRecord {
   id: string;
