@@ -7,7 +7,7 @@ import type { RlWork, SftWork } from "./trainer.js";
 import type { RlTrainingConfig } from "../engine/train/config.js";
 import { resolveSftConfig, type SftConfigReq, type SftTrainingConfig } from "../engine/train/sft-config.js";
 import { TrainingInputError } from "../engine/train/errors.js";
-import type { TrajectoryGroup } from "./trajectories.js";
+import type { TrajectoryGroup } from "../engine/train/trajectory.js";
 
 /** What an RL job stores as its input: the validated trajectory groups. */
 export interface RlJobInput {
@@ -50,7 +50,7 @@ export type JobWork = RlWork | SftWork;
 export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<JobWork> {
   if (job.kind === "rl") {
     const input = decodeJson<RlJobInput>(job.input);
-    return { kind: "rl", trajectoryGroups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(job.config) };
+    return { kind: "rl", groups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(job.config) };
   }
   const input = decodeJson<SftJobInput>(job.input);
   if (isWebSftInput(input)) return loadWebSftWork(input, web.limits, web.signal);

@@ -5,8 +5,8 @@
  */
 
 export interface ToolCallJson {
-  id?: string;
-  type?: string;
+  id?: string | null;
+  type?: string | null;
   function: { name: string; arguments: unknown };
   [key: string]: unknown;
 }

@@ -50,6 +50,35 @@ export interface TrajectoryGroupJson {
   [key: string]: unknown;
 }
 
+/**
+ * The same data as a validated job stores it and the job runner reads it: every field ART may leave
+ * out at its default is filled in (the preview API's schema, `server/training/trajectory-schemas.ts`,
+ * produces exactly this shape and is checked against it at compile time).
+ */
+export interface History extends HistoryJson {
+  tools: ChatTool[] | null;
+}
+
+export interface Trajectory extends TrajectoryJson {
+  /** Empty lists when the trajectory uses messages_and_choices. */
+  exchanges: TrajectoryExchangesJson;
+  messages_and_choices: HistoryItem[];
+  tools: ChatTool[] | null;
+  additional_histories: History[];
+  reward: number;
+  metrics: Record<string, number | boolean>;
+  metadata: Record<string, unknown>;
+  logs: string[];
+}
+
+export interface TrajectoryGroup extends TrajectoryGroupJson {
+  trajectories: Trajectory[];
+  exceptions: unknown[];
+  metadata: Record<string, unknown>;
+  metrics: Record<string, number | boolean>;
+  logs: string[];
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

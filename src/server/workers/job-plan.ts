@@ -51,11 +51,11 @@ export async function buildJobPlan(store: Store, job: TrainingJobRow, work: JobW
   const baseStep = job.base_step ?? 0;
   const plan: JobPlan = { job_id: job.id, kind: work.kind, base_model: baseModel, base_step: baseStep, kl_reference: klReference };
   if (work.kind === "sft") {
-    plan.sft = { steps: planSftJob(model, { kind: "sft", rows: work.rows, fileName: work.fileName, config: work.config }).map((batch) => ({ learning_rate: batch.learningRate, rows: batch.rows.map(sftRow) })) };
+    plan.sft = { steps: planSftJob(model, work).map((batch) => ({ learning_rate: batch.learningRate, rows: batch.rows.map(sftRow) })) };
     return plan;
   }
   const history = work.config.scale_learning_rate_by_reward_std_dev ? await checkpointMetricHistory(store.db, job.model_id, "train/reward_std_dev", baseStep) : [];
-  const rl = planRlJob(model, { kind: "rl", groups: work.trajectoryGroups, config: work.config, rewardStdDevHistory: history }, jobRandom(job.id));
+  const rl = planRlJob(model, { ...work, rewardStdDevHistory: history }, jobRandom(job.id));
   plan.rl = {
     loss: rlLossOptions(work.config),
     precalculate_logprobs: work.config.precalculate_logprobs,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { pythonJsonDumps } from "./json/python-dumps.js";
+import { pythonJsonDumps } from "../../python-format.js";
 import { type ObjectClasses, objectKindOf, resolveObjectClasses, validateCustomTypeFileKeys } from "./object-class.js";
 
 /**

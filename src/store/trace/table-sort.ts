@@ -1,6 +1,6 @@
 import { TraceBadRequest } from "./errors.js";
-import { PyFloat, PyInt, stringifyJsonLossless } from "./json/lossless.js";
-import { compareByCodePoint } from "./json/python-dumps.js";
+import { stringifyJsonLossless } from "./json/lossless.js";
+import { compareByCodePoint, PyFloat, PyInt } from "../../python-format.js";
 import { isJsonObject } from "./object-class.js";
 
 /**

@@ -15,7 +15,7 @@ import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, i
 import { PlannerStatistics } from "./planner-statistics.js";
 import type { Operation } from "./query/ast.js";
 import { QueryError, TooLargeError } from "./query/errors.js";
-import { traceSql, type TraceSql } from "./sql-dialect.js";
+import { traceSql, type TraceSql } from "../dialect.js";
 import { type TraceDb, traceDb } from "./call-tables.js";
 import { queryThreads, type ThreadSchema, type ThreadsQuery } from "./threads.js";
 

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { QueryError } from "../query/errors.js";
 import type { FieldResolver, Value } from "../query/compile.js";
-import type { Sql, TraceSql } from "../sql-dialect.js";
+import type { Sql, TraceSql } from "../../dialect.js";
 
 /** Columns that are never NULL on a started call. */
 const NOT_NULL = new Set(["id", "project_id", "op_name", "trace_id", "started_at"]);

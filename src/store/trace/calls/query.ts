@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from "kysely";
 import type { SortBy } from "../query/ast.js";
 import { QueryCompiler } from "../query/compile.js";
 import { QueryError } from "../query/errors.js";
-import type { Sql, TraceSql } from "../sql-dialect.js";
+import type { Sql, TraceSql } from "../../dialect.js";
 import type { TraceDb } from "../call-tables.js";
 import { callFieldResolver } from "./fields.js";
 import type { CallField } from "./records.js";
