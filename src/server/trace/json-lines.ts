@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { TurnBudget } from "../event-loop-turns.js";
+import { TurnBudget } from "../../store/event-loop-turns.js";
 
 /**
  * Streams rows as JSON Lines (`spec/trace.md` §1.6): one object per line, the media type taken from
