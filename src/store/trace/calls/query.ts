@@ -205,10 +205,11 @@ async function* rowsByOrderedIds(
   const ids = (await idsStatement.execute(db)).rows.map((row) => row.id);
   for (let start = 0; start < ids.length; start += ID_PAGE) {
     const page = ids.slice(start, start + ID_PAGE);
-    // On PostgreSQL a join on the id array: an IN list was planned, from a fresh table's statistics, as a scan of the project.
+    // On PostgreSQL one primary-key look-up per id: from a fresh table's statistics, an IN list (or
+    // a join) was planned as a scan of the whole project per page (22 s for 250 ids of 60,000 calls).
     const statement: RawBuilder<Record<string, unknown>> =
       dialect.dialect === "postgres"
-        ? sql`SELECT ${query.columns} FROM unnest(${page}::text[]) AS wanted(id) JOIN trace_calls c ON c.project_id = ${q.projectId} AND c.id = wanted.id WHERE c.deleted_at IS NULL`
+        ? sql`SELECT ${query.columns} FROM unnest(${page}::text[]) AS wanted(id) CROSS JOIN LATERAL (SELECT * FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.id = wanted.id AND t.deleted_at IS NULL LIMIT 1) c`
         : sql`SELECT ${query.columns} FROM trace_calls c WHERE c.project_id = ${q.projectId} AND c.deleted_at IS NULL AND c.id IN (${sql.join(page)})`;
     const byId = new Map<string, Record<string, unknown>>((await statement.execute(db)).rows.map((row) => [row.id as string, row]));
     const rows = page.flatMap((id): Record<string, unknown>[] => { const row = byId.get(id); return row ? [row] : []; });
