@@ -212,7 +212,7 @@ async function* rowsByOrderedIds(
         ? sql`SELECT ${query.columns} FROM unnest(${page}::text[]) AS wanted(id) CROSS JOIN LATERAL (SELECT * FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.id = wanted.id AND t.deleted_at IS NULL LIMIT 1) c`
         : sql`SELECT ${query.columns} FROM trace_calls c WHERE c.project_id = ${q.projectId} AND c.deleted_at IS NULL AND c.id IN (${sql.join(page)})`;
     const byId = new Map<string, Record<string, unknown>>((await statement.execute(db)).rows.map((row) => [row.id as string, row]));
-    const rows = page.flatMap((id): Record<string, unknown>[] => { const row = byId.get(id); return row ? [row] : []; });
+    const rows = page.map((id) => byId.get(id)).filter((row): row is Record<string, unknown> => row !== undefined);
     if (rows.length > 0) yield rows;
   }
 }
