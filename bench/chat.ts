@@ -45,7 +45,7 @@ interface Timing {
 
 const WORDS = ["river", "stone", "light", "quiet", "market", "orange", "window", "garden", "number", "travel"];
 /** A distinct user message per client, so no two requests share more than the template's prefix. */
-const message = (client: number) => Array.from({ length: PROMPT_WORDS }, (_, i) => WORDS[(client * 7 + i * 3) % WORDS.length]).join(" ") + ` (${client})`;
+const message = (client: number) => `${Array.from({ length: PROMPT_WORDS }, (_, i) => WORDS[(client * 7 + i * 3) % WORDS.length]).join(" ")} (${client})`;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);

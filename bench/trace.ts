@@ -165,7 +165,12 @@ async function startServer(dataDir: string, databaseUrl?: string) {
     if (!res.ok) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
     return text;
   };
-  return { address, headers, post, stop: () => new Promise<void>((resolve) => (child.once("exit", () => resolve()), child.kill("SIGTERM"))) };
+  return { address, headers, post, stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
 }
 
 type Post = (url: string, body: unknown) => Promise<string>;

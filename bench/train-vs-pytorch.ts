@@ -79,7 +79,7 @@ function runSide(command: string, args: string[], env: NodeJS.ProcessEnv, timeou
     let errors = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       buffered += chunk;
-      let newline;
+      let newline: number;
       while ((newline = buffered.indexOf("\n")) >= 0) {
         const line = buffered.slice(0, newline).trim();
         buffered = buffered.slice(newline + 1);

@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const calling = await client.chat.completions.create({ ...common, max_completion_tokens: 96, messages, tools, tool_choice: "required", parallel_tool_calls: false });
   const call = calling.choices[0]!.message.tool_calls?.[0];
   console.log(`> ${weatherQuestion}`);
-  if (!call || call.type !== "function") {
+  if (call?.type !== "function") {
     console.log(`  (no complete tool call: finish_reason ${calling.choices[0]!.finish_reason})\n`);
     return;
   }

@@ -6,6 +6,7 @@
         "src/addon.cc",
         "src/attention.cc",
         "src/attention_avx2.cc",
+        "src/attention_avx512.cc",
         "src/context.cc",
         "src/cpu.cc",
         "src/matmul.cc",

@@ -66,6 +66,8 @@ export interface JobSettings {
   trainerIdleMs: number;
   /** `FLYWHEEL_TRAINING_DATA_MAX_MB` / `FLYWHEEL_TRAINING_DATA_TIMEOUT_S`: limits of SFT data fetched from an http(s) `training_data_url`. */
   webTrainingData: { maxBytes: number; timeoutMs: number };
+  /** `FLYWHEEL_JOB_PLAN_MEMORY_MB`: heap of the thread that plans a job for the PyTorch worker pool; a plan that needs more fails its job. */
+  planMemoryMb: number;
   /**
    * `FLYWHEEL_PYTORCH_MODELS`: base model ids whose jobs the PyTorch worker pool trains (over the
    * worker protocol) instead of the built-in trainer; "all" (`*`) sends every job there.
@@ -171,6 +173,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: Env = process.env): Con
   };
 }
 
+/** What the command-line clients (`flywheel artifacts`, `flywheel checkpoints`) read to reach a running server. */
+export interface ClientEnvironment {
+  /** `FLYWHEEL_BASE_URL`. */
+  baseUrl: string | undefined;
+  /** `FLYWHEEL_API_KEY`, else `WANDB_API_KEY`. */
+  apiKey: string | undefined;
+}
+
+export function loadClientEnvironment(env: Env = process.env): ClientEnvironment {
+  return { baseUrl: env.FLYWHEEL_BASE_URL, apiKey: env.FLYWHEEL_API_KEY ?? env.WANDB_API_KEY };
+}
+
 function loadChatLimits(flags: ConfigFlags, env: Env): ChatLimits {
   const trust = (env.FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE ?? "0").trim();
   if (trust !== "0" && trust !== "1") throw new ConfigError(`FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE must be 0 or 1, got '${trust}'`);
@@ -199,6 +213,7 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
       maxBytes: parseInteger(env.FLYWHEEL_TRAINING_DATA_MAX_MB ?? "1024", "FLYWHEEL_TRAINING_DATA_MAX_MB", 1, 1024 * 1024) * 1024 * 1024,
       timeoutMs: parseInteger(env.FLYWHEEL_TRAINING_DATA_TIMEOUT_S ?? "120", "FLYWHEEL_TRAINING_DATA_TIMEOUT_S", 1, 86_400) * 1000,
     },
+    planMemoryMb: parseInteger(env.FLYWHEEL_JOB_PLAN_MEMORY_MB ?? "4096", "FLYWHEEL_JOB_PLAN_MEMORY_MB", 64, 1024 * 1024),
     pytorchBaseModels: parseModelList(env.FLYWHEEL_PYTORCH_MODELS ?? ""),
   };
 }

@@ -19,7 +19,7 @@ const thisFile = relative(root, fileURLToPath(import.meta.url));
 /** Citations of documents that are not in the repository; built from parts so this file does not match itself. */
 const outsideReferences: { pattern: RegExp; why: string }[] = [
   { pattern: new RegExp(["spec", "/(chat|trace|training|interface)\\.md"].join("")), why: "cites a specification file outside the repository; cite docs/api/ instead" },
-  { pattern: new RegExp("\u00a7"), why: "cites a section sign (§) of a specification outside the repository; cite a docs/api/ anchor instead" },
+  { pattern: /\u00a7/, why: "cites a section sign (§) of a specification outside the repository; cite a docs/api/ anchor instead" },
   { pattern: new RegExp(["DESIGN", "\\.md"].join("")), why: "cites DESIGN.md, which is not in the repository" },
   { pattern: new RegExp(["docs/decisions", "\\.md"].join("")), why: "cites the old decision log; cite docs/decisions/<area>.md#D-AREA-NNN" },
 ];

@@ -46,12 +46,39 @@ struct AttentionBackwardHead {
 
 using AttentionBackwardKernel = void (*)(const AttentionBackwardHead& head);
 
+// The backward of `heads` query heads of one row that share a kv head (consecutive heads: head g's
+// query, dO and dq at query + g·head_dim, …). One pass over the keys serves all of them, so each
+// key and value is read, and each d_keys/d_values row read and written, once instead of per head.
+// Every d_keys/d_values element gets the same fused multiply-adds in the same order (heads in
+// order) as `heads` calls of the single-head kernel; dq may be summed in another order.
+struct AttentionBackwardHeads {
+  const float* query;
+  const float* d_out;
+  float* d_query;
+  int heads;
+  const float* keys;
+  const float* values;
+  size_t stride;
+  float* d_keys;
+  float* d_values;
+  int visible;
+  int head_dim;
+  float scale;
+  float* scratch;  // 2 · heads · visible values
+};
+
+using AttentionBackwardGroupKernel = void (*)(const AttentionBackwardHeads& heads);
+
 void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head);
 
 #if defined(__x86_64__)
 // AVX2 kernels for head_dim 32, 64 and 128, else null.
 AttentionHeadKernel attention_head_avx2(int head_dim);
 AttentionBackwardKernel attention_backward_avx2(int head_dim);
+// AVX-512 kernels for the same head sizes, else null.
+AttentionHeadKernel attention_head_avx512(int head_dim);
+AttentionBackwardKernel attention_backward_avx512(int head_dim);
+AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim);
 #endif
 
 }  // namespace flywheel

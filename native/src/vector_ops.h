@@ -10,6 +10,12 @@ struct VectorOps {
   float (*dot)(const float* a, const float* b, int n);
   // y += a · x
   void (*axpy)(float* y, float a, const float* x, int n);
+  // out[j] = dot(a, rows + j·n, n) for j < count: the same bits as `count` dot calls, with each
+  // load of a shared by several rows.
+  void (*dots)(float* out, const float* a, const float* rows, int count, int n);
+  // y = Σ_p coefficients[p] · rows[p·n .. p·n + n) over p < count with a nonzero coefficient, in
+  // order: the same bits as zeroing y and calling axpy per such p, with y held in registers.
+  void (*axpys)(float* y, const float* coefficients, const float* rows, int count, int n);
   // x[i] = exp(x[i] - shift); returns the sum of the new values.
   float (*exp_shifted)(float* x, int n, float shift);
   float (*max)(const float* x, int n);

@@ -56,6 +56,74 @@ FLYWHEEL_AVX2 void axpy(float* y, float a, const float* x, int n) {
   for (; i < n; i++) y[i] += a * x[i];
 }
 
+// Four rows' dot products at once: each keeps dot's two chains (s0 over even 8-float blocks, s1
+// over odd ones), its horizontal sum and its scalar tail, so every result has dot's bits.
+FLYWHEEL_AVX2 void dots(float* out, const float* a, const float* rows, int count, int n) {
+  int j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const float* b[4] = {rows + static_cast<size_t>(j) * n, rows + static_cast<size_t>(j + 1) * n, rows + static_cast<size_t>(j + 2) * n,
+                         rows + static_cast<size_t>(j + 3) * n};
+    __m256 s0[4], s1[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) s0[r] = _mm256_setzero_ps(), s1[r] = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m256 a0 = _mm256_loadu_ps(a + i);
+      const __m256 a1 = _mm256_loadu_ps(a + i + 8);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; r++) {
+        s0[r] = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b[r] + i), s0[r]);
+        s1[r] = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b[r] + i + 8), s1[r]);
+      }
+    }
+    if (i + 8 <= n) {
+      const __m256 a0 = _mm256_loadu_ps(a + i);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; r++) s0[r] = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b[r] + i), s0[r]);
+      i += 8;
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+      float sum = horizontal_sum(_mm256_add_ps(s0[r], s1[r]));
+      for (int t = i; t < n; t++) sum += a[t] * b[r][t];
+      out[j + r] = sum;
+    }
+  }
+  for (; j < count; j++) out[j] = dot(a, rows + static_cast<size_t>(j) * n, n);
+}
+
+// y over 32-float blocks held in four registers while every row adds in (axpy's fused
+// multiply-add per element, rows in order); the tail as axpy's scalar loop does it.
+FLYWHEEL_AVX2 void axpys(float* y, const float* coefficients, const float* rows, int count, int n) {
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int p = 0; p < count; p++) {
+      if (coefficients[p] == 0.0f) continue;
+      const __m256 av = _mm256_set1_ps(coefficients[p]);
+      const float* x = rows + static_cast<size_t>(p) * n + i;
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; v++) acc[v] = _mm256_fmadd_ps(av, _mm256_loadu_ps(x + 8 * v), acc[v]);
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; v++) _mm256_storeu_ps(y + i + 8 * v, acc[v]);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int p = 0; p < count; p++) {
+      if (coefficients[p] != 0.0f) acc = _mm256_fmadd_ps(_mm256_set1_ps(coefficients[p]), _mm256_loadu_ps(rows + static_cast<size_t>(p) * n + i), acc);
+    }
+    _mm256_storeu_ps(y + i, acc);
+  }
+  for (; i < n; i++) {
+    float sum = 0.0f;
+    for (int p = 0; p < count; p++) {
+      if (coefficients[p] != 0.0f) sum += coefficients[p] * rows[static_cast<size_t>(p) * n + i];
+    }
+    y[i] = sum;
+  }
+}
+
 FLYWHEEL_AVX2 float exp_shifted(float* x, int n, float shift) {
   const __m256 sv = _mm256_set1_ps(shift);
   __m256 sum = _mm256_setzero_ps();
@@ -162,7 +230,7 @@ FLYWHEEL_AVX2 void silu_mul_backward(float* d_gate, float* d_up, const float* d_
 }  // namespace
 
 const VectorOps& vector_ops_avx2() {
-  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
+  static const VectorOps ops = {dot, axpy, dots, axpys, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
   return ops;
 }
 

@@ -1,5 +1,7 @@
 #include <cmath>
 
+#include <cstddef>
+
 #include "vector_ops.h"
 
 namespace flywheel {
@@ -14,6 +16,17 @@ float dot(const float* a, const float* b, int n) {
 
 void axpy(float* y, float a, const float* x, int n) {
   for (int i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+void dots(float* out, const float* a, const float* rows, int count, int n) {
+  for (int j = 0; j < count; j++) out[j] = dot(a, rows + static_cast<size_t>(j) * n, n);
+}
+
+void axpys(float* y, const float* coefficients, const float* rows, int count, int n) {
+  for (int i = 0; i < n; i++) y[i] = 0.0f;
+  for (int p = 0; p < count; p++) {
+    if (coefficients[p] != 0.0f) axpy(y, coefficients[p], rows + static_cast<size_t>(p) * n, n);
+  }
 }
 
 float exp_shifted(float* x, int n, float shift) {
@@ -64,7 +77,7 @@ void silu_mul_backward(float* d_gate, float* d_up, const float* d_out, const flo
 }  // namespace
 
 const VectorOps& vector_ops_scalar() {
-  static const VectorOps ops = {dot, axpy, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
+  static const VectorOps ops = {dot, axpy, dots, axpys, exp_shifted, max, sum_squares, scale_mul, silu_mul, add, silu_mul_backward};
   return ops;
 }
 

@@ -19,7 +19,7 @@ export async function exportGgufCommand(args: string[]): Promise<void> {
   if (dtype !== undefined && !["f32", "f16", "bf16"].includes(dtype)) throw new UsageError(`--dtype must be f32, f16 or bf16, got '${dtype}'`);
   if (!fs.existsSync(path.join(model, "config.json"))) throw new UsageError(`--model ${model} is not a checkpoint directory (no config.json)`);
   const file = path.resolve(out);
-  let summary;
+  let summary: ReturnType<typeof exportGguf>;
   try {
     summary = exportGguf(model, file, { dtype: dtype as GgufExportDType | undefined, name: values.name as string | undefined });
   } catch (error) {

@@ -59,7 +59,7 @@ export async function modelsCommand(args: string[]): Promise<void> {
     options.tieWordEmbeddings = tie === "true";
   }
   const dir = path.resolve(values.out as string);
-  let model;
+  let model: ReturnType<typeof makeTinyModel>;
   try {
     model = makeTinyModel(dir, options);
   } catch (error) {

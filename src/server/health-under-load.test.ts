@@ -150,6 +150,20 @@ const heavy: { name: string; path: string; body: () => unknown; expect: (answer:
     },
   },
   {
+    // Not the default order: the ids are sorted once, then the rows read by id (not re-sorted per page).
+    name: `/calls/stream_query over ${CALLS} calls, sorted by output.answer descending`,
+    path: "/trace/calls/stream_query",
+    barMs: TRACE_STREAM_BAR_MS,
+    body: () => ({ project_id: PROJECT, sort_by: [{ field: "output.answer", direction: "desc" }] }),
+    expect: (a) => {
+      expect(a.status).toBe(200);
+      expect(a.projectMentions).toBe(CALLS);
+      const at = (i: number) => a.text.indexOf(`"c${String(i).padStart(9, "0")}"`);
+      expect(at(CALLS - 1)).toBeGreaterThanOrEqual(0);
+      expect(at(CALLS - 1)).toBeLessThan(at(CALLS - 2));
+    },
+  },
+  {
     name: `/calls/query over ${CALLS} calls`,
     path: "/trace/calls/query",
     barMs: TRACE_STREAM_BAR_MS,

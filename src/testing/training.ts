@@ -71,3 +71,19 @@ export async function allEvents(t: TestApp, jobId: string, key = t.keys.alice): 
     after = page.last_id;
   }
 }
+
+/**
+ * A large RL job's groups: `trajectories` conversations (four per group, rewards 0–3) of `turns`
+ * user/assistant exchanges each, every assistant turn a sampled choice. Planning 400 of 8 turns
+ * takes seconds of tokenizing and packing.
+ */
+export function longConversationGroups(trajectories: number, turns: number): Record<string, unknown>[] {
+  const conversation = (index: number, reward: number) =>
+    trajectory(reward, {
+      messages_and_choices: [
+        { role: "system", content: "Be brief." },
+        ...Array.from({ length: turns }, (_, turn) => [{ role: "user", content: `question ${index}.${turn} about rivers, stones and the light on them` }, sampledChoice(`answer ${turn}, quiet`, [101, 102, 103, 104])]).flat(),
+      ],
+    });
+  return Array.from({ length: Math.ceil(trajectories / 4) }, (_, group) => ({ trajectories: [0, 1, 2, 3].map((reward) => conversation(group * 4 + reward, reward)), exceptions: [] }));
+}

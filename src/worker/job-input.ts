@@ -7,7 +7,7 @@ import type { RlWork, SftWork } from "./trainer.js";
 import type { RlTrainingConfig } from "../engine/train/config.js";
 import { resolveSftConfig, type SftConfigReq, type SftTrainingConfig } from "../engine/train/sft-config.js";
 import { TrainingInputError } from "../engine/train/errors.js";
-import type { TrajectoryGroup } from "./trajectories.js";
+import type { TrajectoryGroup } from "../engine/train/trajectory.js";
 
 /** What an RL job stores as its input: the validated trajectory groups. */
 export interface RlJobInput {
@@ -44,24 +44,51 @@ export function isWebSftInput(input: SftJobInput): input is WebSftJobInput {
 export type JobWork = RlWork | SftWork;
 
 /**
+ * A job's input as read from storage, still undecoded: the job's JSON columns as stored and, for
+ * SFT, the data file's text. Reading is I/O only; decoding (`decodeJobWork`) is the CPU work, which
+ * can then run off the event loop (`src/server/workers/job-plan-in-thread.ts`). Plain data, so it
+ * crosses into a thread.
+ */
+export type StoredJobWork =
+  | { kind: "rl"; input: string; config: string }
+  | { kind: "sft"; config: string; data: { text: string; fileName: string; metadataText: string | null } }
+  | { kind: "sft"; web: WebSftJobInput; data: { text: string; fileName: string } };
+
+/**
  * Decodes a job's stored input and config; SFT rows are read back from the blob store, or fetched
  * from the web for a web URL (failures are `SftDataError`s).
  */
 export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<JobWork> {
-  if (job.kind === "rl") {
-    const input = decodeJson<RlJobInput>(job.input);
-    return { kind: "rl", trajectoryGroups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(job.config) };
-  }
-  const input = decodeJson<SftJobInput>(job.input);
-  if (isWebSftInput(input)) return loadWebSftWork(input, web.limits, web.signal);
-  const text = (await blobs.get(input.data_file.digest)).toString("utf8");
-  const metadata = input.metadata_file ? JSON.parse((await blobs.get(input.metadata_file.digest)).toString("utf8")) : null;
-  return { kind: "sft", rows: parseSftRows(text, input.data_file.name), fileName: input.data_file.name, config: decodeJson<SftTrainingConfig>(job.config), metadata };
+  return decodeJobWork(await readJobWork(job, blobs, web));
 }
 
-async function loadWebSftWork(input: WebSftJobInput, limits: RemoteDataLimits, signal?: AbortSignal): Promise<SftWork> {
-  const text = await fetchTrainingData(input.training_data_url, limits, signal);
-  const fileName = webFileName(input.training_data_url);
+/** Reads what `decodeJobWork` needs: the job's columns, and an SFT job's data file (from the blob store or the web). */
+export async function readJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<StoredJobWork> {
+  const columnText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+  if (job.kind === "rl") return { kind: "rl", input: columnText(job.input), config: columnText(job.config) };
+  const input = decodeJson<SftJobInput>(job.input);
+  if (isWebSftInput(input)) {
+    const text = await fetchTrainingData(input.training_data_url, web.limits, web.signal);
+    return { kind: "sft", web: input, data: { text, fileName: webFileName(input.training_data_url) } };
+  }
+  const text = (await blobs.get(input.data_file.digest)).toString("utf8");
+  const metadataText = input.metadata_file ? (await blobs.get(input.metadata_file.digest)).toString("utf8") : null;
+  return { kind: "sft", config: columnText(job.config), data: { text, fileName: input.data_file.name, metadataText } };
+}
+
+/** Parses what `readJobWork` read into the job's work (SFT data errors are `SftDataError`s). */
+export function decodeJobWork(stored: StoredJobWork): JobWork {
+  if (stored.kind === "rl") {
+    const input = decodeJson<RlJobInput>(stored.input);
+    return { kind: "rl", groups: input.trajectory_groups, config: decodeJson<RlTrainingConfig>(stored.config) };
+  }
+  if ("web" in stored) return decodeWebSftWork(stored.web, stored.data.text, stored.data.fileName);
+  const { text, fileName, metadataText } = stored.data;
+  const metadata = metadataText === null ? null : JSON.parse(metadataText);
+  return { kind: "sft", rows: parseSftRows(text, fileName), fileName, config: decodeJson<SftTrainingConfig>(stored.config), metadata };
+}
+
+function decodeWebSftWork(input: WebSftJobInput, text: string, fileName: string): SftWork {
   const rows = parseSftRows(text, fileName);
   if (rows.length === 0) throw new SftDataError(`${fileName} from ${input.training_data_url} has no rows`);
   try {

@@ -52,7 +52,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     });
     const next: CheckpointState = { step: base.step + 1, files: base.files };
 
-    if (work.kind === "rl" && summarizeTrainability(work.trajectoryGroups, work.config.allow_training_without_logprobs).numTrainableTrajectories === 0) {
+    if (work.kind === "rl" && summarizeTrainability(work.groups, work.config.allow_training_without_logprobs).numTrainableTrajectories === 0) {
       // docs/api/training.md#advantages: nothing to learn from, yet the step advances with the same weights.
       await recordJobEvent(db, lease, "training_started", { num_sequences: 0 });
       await pause(deps.stepDelayMs, signal);
@@ -70,8 +70,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
       from: base,
       klReference: reference,
       blobs: deps.blobs,
-      work,
-      rewardStdDevHistory: scalesByRewardStdDev ? await checkpointMetricHistory(db, model.id, "train/reward_std_dev", base.step) : [],
+      work: work.kind === "rl" ? { ...work, rewardStdDevHistory: scalesByRewardStdDev ? await checkpointMetricHistory(db, model.id, "train/reward_std_dev", base.step) : [] } : work,
       signal,
     };
     const adapter = await followTrainer(deps, lease, deps.trainer.train(run), signal);

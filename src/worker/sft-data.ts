@@ -1,5 +1,4 @@
-import { nonChatSftExchangeMessage, OTHER_EXCHANGE_KINDS } from "../engine/train/trajectory.js";
-import { type ChatMessage, isChoice } from "./trajectories.js";
+import { type ChatMessage, isChoice, nonChatSftExchangeMessage, OTHER_EXCHANGE_KINDS } from "../engine/train/trajectory.js";
 
 /**
  * SFT training data (docs/api/training.md#sft-jobs, docs/api/training.md#sft): one JSON object per line,

@@ -1,12 +1,9 @@
 import type { CatalogEntry } from "../engine/catalog.js";
-import type { TrainerUpdate } from "../engine/train/job/types.js";
-import type { StepValue } from "../engine/train/learning-rate.js";
+import type { RlJobWork, SftJobWork, TrainerUpdate } from "../engine/train/job/types.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js";
 import type { SftRow } from "./sft-data.js";
-import type { RlTrainingConfig } from "../engine/train/config.js";
-import type { SftTrainingConfig } from "../engine/train/sft-config.js";
-import type { TrajectoryGroup } from "./trajectories.js";
+import type { TrajectoryGroup } from "../engine/train/trajectory.js";
 
 /**
  * The seam between the job system and the model math. The job runner owns everything durable
@@ -31,13 +28,12 @@ export interface TrainingRun {
   klReference: ReferenceState | undefined;
   /** Checkpoint files are blob digests in this store; `localPath` gives a readable file. */
   blobs: BlobStore;
-  work: RlWork | SftWork;
   /**
-   * `train/reward_std_dev` logged on the model's checkpoints up to the starting step, one value per step, for
-   * RL jobs with `scale_learning_rate_by_reward_std_dev` (docs/api/training.md#reward-std-lr); empty
-   * otherwise.
+   * The work as the engine takes it. An RL job's `rewardStdDevHistory` is `train/reward_std_dev` logged on the
+   * model's checkpoints up to the starting step, for `scale_learning_rate_by_reward_std_dev`
+   * (docs/api/training.md#reward-std-lr); empty otherwise.
    */
-  rewardStdDevHistory: StepValue[];
+  work: RlJobWork | SftWork;
   /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */
   signal: AbortSignal;
 }
@@ -49,19 +45,17 @@ export interface ModelLoraConfig {
   target_modules: string[] | string;
 }
 
-export interface RlWork {
-  kind: "rl";
-  trajectoryGroups: TrajectoryGroup[];
-  config: RlTrainingConfig;
+/**
+ * An RL job's work as its stored input gives it: the engine's work less the reward history, which is
+ * read from the model's checkpoints when the job runs (it depends on the step the job starts from).
+ */
+export interface RlWork extends Omit<RlJobWork, "rewardStdDevHistory"> {
+  groups: TrajectoryGroup[];
 }
 
-export interface SftWork {
-  kind: "sft";
+/** An SFT job's work: the engine's, with rows as parsed, and the artifact's metadata.json (when it has one). */
+export interface SftWork extends SftJobWork {
   rows: SftRow[];
-  /** The artifact file the rows come from (for messages). */
-  fileName: string;
-  config: SftTrainingConfig;
-  /** The artifact's metadata.json, when it has one. */
   metadata: unknown;
 }
 

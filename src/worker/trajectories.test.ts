@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sampledChoice } from "../testing/training.js";
-import { groupRewardsVary, hasTrainableItem, isChoice, summarizeTrainability, type Trajectory, type TrajectoryGroup } from "./trajectories.js";
+import { isChoice, type Trajectory, type TrajectoryGroup } from "../engine/train/trajectory.js";
+import { groupRewardsVary, hasTrainableItem, summarizeTrainability } from "./trajectories.js";
 
 const traj = (reward: number, items: unknown[] = [{ role: "user", content: "q" }, sampledChoice("a")]) =>
   ({ reward, messages_and_choices: items, tools: null, additional_histories: [], metrics: {}, metadata: {}, logs: [] }) as unknown as Trajectory;

@@ -1,41 +1,11 @@
 import { rewardsHaveZeroVariance } from "../engine/train/advantages.js";
-import { type ChatMessage, type ChatTool, type HistoryItem, historiesOf, isChoice, trainableFlags, type TrajectoryExchangesJson, type TrajectoryJson } from "../engine/train/trajectory.js";
+import { type History, historiesOf, trainableFlags, type TrajectoryExchangesJson, type TrajectoryGroup, type TrajectoryJson } from "../engine/train/trajectory.js";
 
 /**
- * Trajectory groups as a job stores them (docs/api/training.md#trajectories: the engine's trajectory types
- * with every default filled in), and the checks the job runner makes before it calls a trainer: which groups
- * and trajectories could train at all (docs/api/training.md#advantages, docs/api/training.md#rl-tokenization
- * step 1).
+ * The checks the job runner makes on a job's stored trajectory groups before it calls a trainer: which
+ * groups and trajectories could train at all (docs/api/training.md#advantages,
+ * docs/api/training.md#rl-tokenization step 1).
  */
-
-export { isChoice };
-export type { ChatMessage };
-export type TrajectoryItem = HistoryItem;
-
-export interface History {
-  messages_and_choices: TrajectoryItem[];
-  tools: ChatTool[] | null;
-}
-
-export interface Trajectory extends History {
-  /** ART's newer form (chat_completions exchanges); empty lists when the trajectory uses messages_and_choices. */
-  exchanges: TrajectoryExchangesJson;
-  additional_histories: History[];
-  reward: number;
-  metrics: Record<string, number | boolean>;
-  metadata: Record<string, unknown>;
-  logs: string[];
-  [key: string]: unknown;
-}
-
-export interface TrajectoryGroup {
-  trajectories: Trajectory[];
-  exceptions: unknown[];
-  metadata: Record<string, unknown>;
-  metrics: Record<string, number | boolean>;
-  logs: string[];
-  [key: string]: unknown;
-}
 
 /** A group can train only with ≥ 2 trajectories whose rewards are not all equal (within 1e-12). */
 export function groupRewardsVary(group: Pick<TrajectoryGroup, "trajectories">): boolean {

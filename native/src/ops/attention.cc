@@ -1,5 +1,5 @@
 // Causal grouped-query attention and its backward, over a KV cache or a packed span; the per-head
-// loops are in ../attention.cc (portable) and ../attention_avx2.cc.
+// loops are in ../attention.cc (portable), ../attention_avx2.cc and ../attention_avx512.cc.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -16,7 +16,8 @@ void KernelContext::attention(float* out, const float* q, int rows, const float*
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
   AttentionHeadKernel kernel = nullptr;
 #if defined(__x86_64__)
-  if (level_ != SimdLevel::Scalar) kernel = attention_head_avx2(shape.head_dim);
+  if (level_ == SimdLevel::Avx512) kernel = attention_head_avx512(shape.head_dim);
+  if (level_ == SimdLevel::Avx2) kernel = attention_head_avx2(shape.head_dim);
 #endif
   scratch_.reserve(static_cast<size_t>(start) + rows);
   // One task per (query row, kv head): the group's query heads reuse that head's keys and values
@@ -71,11 +72,13 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
   std::vector<float>& private_values = attention_d_values_;
   private_keys.assign(private_size * tasks, 0.0f);
   private_values.assign(private_size * tasks, 0.0f);
-  scratch_.reserve(2 * static_cast<size_t>(width));
+  scratch_.reserve(2 * static_cast<size_t>(width) * group);
 
   AttentionBackwardKernel kernel = nullptr;
+  AttentionBackwardGroupKernel group_kernel = nullptr;
 #if defined(__x86_64__)
-  if (level_ != SimdLevel::Scalar) kernel = attention_backward_avx2(hd);
+  if (level_ == SimdLevel::Avx512) kernel = attention_backward_avx512(hd), group_kernel = attention_backward_group_avx512(hd);
+  if (level_ == SimdLevel::Avx2) kernel = attention_backward_avx2(hd);
 #endif
   auto run = [&](int task, int thread) {
     const int kv_head = task / chunks;
@@ -92,6 +95,12 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
     // Rows are dealt out round-robin: later rows see more keys, so this balances the chunks.
     for (int r = chunk; r < rows; r += chunks) {
       head.visible = start + r + 1;
+      if (group_kernel != nullptr) {
+        const size_t offset = r * q_stride + static_cast<size_t>(kv_head * group) * hd;
+        group_kernel({q + offset, d_out + offset, dq + offset, group, head.keys, head.values, kv_stride, head.d_keys,
+                      head.d_values, head.visible, hd, scale, head.scratch});
+        continue;
+      }
       for (int h = kv_head * group; h < (kv_head + 1) * group; h++) {
         const size_t offset = r * q_stride + static_cast<size_t>(h) * hd;
         head.query = q + offset;

@@ -26,17 +26,16 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
   if (s.transpose_a && n <= 64 && n < m) {
     std::vector<float>& c_t = gemm_c_t_;
     c_t.assign(static_cast<size_t>(n) * m, 0.0f);
-    const auto column = [&](int j) {
-      float* sums = c_t.data() + static_cast<size_t>(j) * m;
-      for (int p = 0; p < k; p++) {
-        const float value = s.transpose_b ? b[static_cast<size_t>(j) * k + p] : b[static_cast<size_t>(p) * n + j];
-        if (value != 0.0f) ops_.axpy(sums, value, a + static_cast<size_t>(p) * m, m);
-      }
+    scratch_.reserve(static_cast<size_t>(k));
+    const auto column = [&](int j, int thread) {
+      float* coefficients = scratch_.get(thread);
+      for (int p = 0; p < k; p++) coefficients[p] = s.transpose_b ? b[static_cast<size_t>(j) * k + p] : b[static_cast<size_t>(p) * n + j];
+      ops_.axpys(c_t.data() + static_cast<size_t>(j) * m, coefficients, a, k, m);
     };
     if (static_cast<double>(m) * n * k < kSerialWork || pool_.size() == 1) {
-      for (int j = 0; j < n; j++) column(j);
+      for (int j = 0; j < n; j++) column(j, 0);
     } else {
-      pool_.parallel_for(n, [&](int j, int) { column(j); });
+      pool_.parallel_for(n, column);
     }
     std::vector<float> sums(n);
     for (int i = 0; i < m; i++) {
@@ -69,12 +68,9 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
       a_row = column;
     }
     if (dot_form) {
-      for (int j = 0; j < n; j++) sums[j] = ops_.dot(a_row, rows_of_b + static_cast<size_t>(j) * k, k);
+      ops_.dots(sums, a_row, rows_of_b, n, k);
     } else {
-      std::fill(sums, sums + n, 0.0f);
-      for (int p = 0; p < k; p++) {
-        if (a_row[p] != 0.0f) ops_.axpy(sums, a_row[p], rows_of_b + static_cast<size_t>(p) * n, n);
-      }
+      ops_.axpys(sums, a_row, rows_of_b, k, n);
     }
     store(i, sums);
   };

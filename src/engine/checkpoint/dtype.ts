@@ -69,10 +69,6 @@ export function f32ToBf16Bits(value: number): number {
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
-export function bytesPerElement(dtype: FloatDType): number {
-  return dtype === "F32" ? 4 : 2;
-}
-
 /** Decodes raw little-endian tensor bytes to f32 (a copy; the input is never aliased). */
 export function decodeFloats(dtype: FloatDType, bytes: Uint8Array): Float32Array {
   const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();

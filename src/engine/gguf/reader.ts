@@ -93,11 +93,6 @@ export function readGgufTensor(file: string, tensor: GgufTensorInfo): Uint8Array
   return out;
 }
 
-/** A metadata value as plain JavaScript (64-bit integers as bigints). */
-export function metadataValue(file: GgufFile, key: string): GgufScalar | GgufScalar[] | undefined {
-  return file.metadata.get(key)?.value;
-}
-
 function readValue(input: ChunkedInput): GgufValue {
   const type = input.u32();
   if (type === GgufType.ARRAY) {

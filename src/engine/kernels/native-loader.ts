@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
-import os from "node:os";
 import { fileURLToPath } from "node:url";
 import type { KernelAddon, SimdChoice } from "./native/addon.js";
 import { NativeKernels } from "./native/index.js";
+import { threadsFromEnv } from "./settings.js";
 import type { Kernels } from "./types.js";
 
 /** Why the native kernels could not be used; the message is shown to the operator as is. */
@@ -43,16 +43,8 @@ export function loadNativeKernels(options: LoadNativeKernelsOptions = {}): Kerne
   const kernelAddon = loadKernelAddon();
   const defaults = options.threads === undefined && options.simd === undefined;
   if (defaults && shared) return shared;
-  const threads = options.threads ?? threadsFromEnv(options.env ?? process.env);
+  const threads = options.threads ?? threadsFromEnv(options.env);
   const kernels = new NativeKernels(kernelAddon, { threads, simd: options.simd });
   if (defaults) shared = kernels;
   return kernels;
-}
-
-/** FLYWHEEL_THREADS (a positive integer) or the number of CPUs this process may use. */
-export function threadsFromEnv(env: Record<string, string | undefined>): number {
-  const value = env.FLYWHEEL_THREADS;
-  if (value === undefined || value === "") return os.availableParallelism();
-  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`FLYWHEEL_THREADS must be a positive integer, got ${JSON.stringify(value)}`);
-  return Number(value);
 }

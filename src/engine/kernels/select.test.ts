@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { describeNative } from "../../testing/native.js";
-import { NativeKernelsUnavailable, threadsFromEnv } from "./native-loader.js";
-import { parseKernelsChoice, selectKernels } from "./select.js";
+import { NativeKernelsUnavailable } from "./native-loader.js";
+import { selectKernels } from "./select.js";
+import { parseKernelsChoice, threadsFromEnv } from "./settings.js";
 
 const notBuilt = () => {
   throw new NativeKernelsUnavailable("the native kernel addon is not built");

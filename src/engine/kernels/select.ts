@@ -1,11 +1,12 @@
 import { loadNativeKernels, NativeKernelsUnavailable } from "./native-loader.js";
 import { TsKernels } from "./ts/index.js";
+import { type KernelsChoice, kernelsChoiceFromEnv } from "./settings.js";
 import type { Kernels } from "./types.js";
 
-export type KernelsChoice = "auto" | "ts" | "native";
-
 export interface SelectKernelsOptions {
-  /** Read for FLYWHEEL_KERNELS (default: process.env). */
+  /** The backend to use (default: FLYWHEEL_KERNELS, read from `env`). */
+  choice?: KernelsChoice;
+  /** Read for FLYWHEEL_KERNELS when `choice` is unset (default: the process environment). */
   env?: Record<string, string | undefined>;
   /** Where the one fallback message goes (default: console.warn). */
   warn?: (message: string) => void;
@@ -21,7 +22,7 @@ let fallbackReported = false;
  * `native` when the addon cannot load is an error rather than a silent fallback.
  */
 export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
-  const choice = parseKernelsChoice((options.env ?? process.env).FLYWHEEL_KERNELS);
+  const choice = options.choice ?? kernelsChoiceFromEnv(options.env);
   if (choice === "ts") return new TsKernels();
   try {
     return (options.loadNative ?? loadNativeKernels)();
@@ -34,10 +35,4 @@ export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
     }
     return new TsKernels();
   }
-}
-
-export function parseKernelsChoice(value: string | undefined): KernelsChoice {
-  if (value === undefined || value === "" || value === "auto") return "auto";
-  if (value === "ts" || value === "native") return value;
-  throw new Error(`FLYWHEEL_KERNELS must be "ts" or "native" (or unset), got ${JSON.stringify(value)}`);
 }

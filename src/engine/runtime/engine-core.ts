@@ -236,7 +236,7 @@ export class EngineCore {
 function requireFiniteLogits(row: Float32Array): void {
   for (let id = 0; id < row.length; id++) {
     const logit = row[id]!;
-    if (logit !== logit || logit === Number.POSITIVE_INFINITY) {
+    if (Number.isNaN(logit) || logit === Number.POSITIVE_INFINITY) {
       throw new EngineError("non_finite_model", "the model's weights are not finite: its logits are NaN or infinite, so no token can be sampled; serve an earlier checkpoint or the base model");
     }
   }

@@ -1,6 +1,6 @@
 import type { InferenceEngine } from "../api.js";
 import type { ModelCatalog } from "../catalog.js";
-import type { KernelsChoice } from "../kernels/select.js";
+import type { KernelsChoice } from "../kernels/settings.js";
 import { EngineError } from "./errors.js";
 import { LocalEngine } from "./local-engine.js";
 import type { SchedulerOptions } from "./options.js";

@@ -16,8 +16,7 @@ const init = workerData as EngineThreadInit;
 const send = (message: FromEngineThread) => port.postMessage(message);
 
 async function start(): Promise<EngineCore> {
-  const env = init.kernels ? { FLYWHEEL_KERNELS: init.kernels } : process.env;
-  const model = loadModel(init.dir, { kernels: selectKernels({ env }) });
+  const model = loadModel(init.dir, { kernels: selectKernels({ choice: init.kernels }) });
   const constraints = await engineThreadDeps.constraints(model);
   return new EngineCore({ model, scheduler: init.scheduler, constraints, adapterLoader: engineThreadDeps.adapterLoader });
 }

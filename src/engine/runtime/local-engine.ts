@@ -1,5 +1,5 @@
 import type { GenerateEvent, GenerateRequest, InferenceEngine, ModelInfo } from "../api.js";
-import type { KernelsChoice } from "../kernels/select.js";
+import type { KernelsChoice } from "../kernels/settings.js";
 import { loadModelFiles, modelInfo } from "../model/load.js";
 import type { StructuredConstraint } from "../structured/types.js";
 import type { Tokenizer } from "../tokenizer/types.js";

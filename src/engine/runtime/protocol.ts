@@ -1,4 +1,4 @@
-import type { KernelsChoice } from "../kernels/select.js";
+import type { KernelsChoice } from "../kernels/settings.js";
 import type { StructuredConstraint } from "../structured/types.js";
 import type { RequestUpdate } from "./engine-core.js";
 import type { WireError } from "./errors.js";

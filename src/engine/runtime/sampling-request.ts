@@ -43,7 +43,7 @@ export class SamplingRequest extends EngineRequest {
   }
 
   get done(): boolean {
-    return this.choices !== null && this.choices.every((choice) => choice.finished);
+    return this.choices?.every((choice) => choice.finished) ?? false;
   }
 
   async onLogits(sequence: Sequence, row: Float32Array): Promise<void> {

@@ -161,7 +161,7 @@ export class BeamSearch {
   private scoreOf(cumulativeLogprob: number, tokenCount: number, lastTokenId: number | undefined): number {
     let length = this.options.promptLength + tokenCount;
     if (lastTokenId !== undefined && this.eos.has(lastTokenId)) length--;
-    return cumulativeLogprob / Math.pow(Math.max(length, 1), this.options.lengthPenalty);
+    return cumulativeLogprob / Math.max(length, 1) ** this.options.lengthPenalty;
   }
 
   /** The 2·width most likely next tokens of one beam, with raw logprobs (masked tokens excluded). */

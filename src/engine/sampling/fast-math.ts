@@ -14,8 +14,8 @@ const ROUNDING_SHIFT = 6755399441055744;
 const EXP_FLOOR = -700;
 
 /** 2^(-j/64) for j < 64; the native log-softmax kernel reads this very table, so its exp is this one. */
-export const EXP_FRACTION_POWERS = new Float64Array(64).map((_, j) => Math.pow(2, -j / 64));
-const INTEGER_POWERS = new Float64Array(Math.ceil(-EXP_FLOOR / Math.LN2) + 2).map((_, e) => Math.pow(2, -e));
+export const EXP_FRACTION_POWERS = new Float64Array(64).map((_, j) => 2 ** (-j / 64));
+const INTEGER_POWERS = new Float64Array(Math.ceil(-EXP_FLOOR / Math.LN2) + 2).map((_, e) => 2 ** -e);
 
 /** e^x, fast for x ≤ 0 (the softmax case: logits minus their maximum). */
 export function expNonPositive(x: number): number {

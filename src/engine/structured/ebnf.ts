@@ -43,10 +43,10 @@ export function nonAsciiCharClass(grammar: string): string | undefined {
       let nonAscii = false;
       while (i < grammar.length && grammar[i] !== "]") {
         if (grammar[i] === "\\") {
-          const escape = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))/.exec(grammar.slice(i, i + 10));
-          const hex = escape?.[1] ?? escape?.[2] ?? escape?.[3];
+          const hexEscape = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))/.exec(grammar.slice(i, i + 10));
+          const hex = hexEscape?.[1] ?? hexEscape?.[2] ?? hexEscape?.[3];
           if (hex !== undefined && parseInt(hex, 16) >= 0x80) nonAscii = true;
-          i += escape ? escape[0].length : 2;
+          i += hexEscape ? hexEscape[0].length : 2;
         } else {
           if (grammar.codePointAt(i)! >= 0x80) nonAscii = true;
           i++;

@@ -9,6 +9,7 @@ describe("unsupportedJsonSchemaFeature", () => {
     [{ type: "integer", multipleOf: 3 }, "`multipleOf` at #"],
     [{ type: "object", properties: { a: { type: "array", uniqueItems: true } } }, "`uniqueItems` at #/properties/a"],
     [{ not: { type: "string" } }, "`not` at #"],
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keywords
     [{ if: { type: "string" }, then: { minLength: 1 } }, "`if` at #"],
     [{ type: "string", format: "credit-card" }, 'format "credit-card" at #'],
     [{ type: "string", pattern: "^a", maxLength: 3 }, "`pattern`/`format` together with `minLength`/`maxLength` at #"],

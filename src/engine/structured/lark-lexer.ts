@@ -84,18 +84,18 @@ function readString(text: string, start: number, line: number): { value: string;
       i++;
       continue;
     }
-    const escape = text[i + 1];
-    if (escape === undefined) throw new LarkConversionError(`line ${line}: unterminated string literal`);
-    if (SIMPLE_ESCAPES[escape] !== undefined) {
-      value += SIMPLE_ESCAPES[escape];
+    const escaped = text[i + 1];
+    if (escaped === undefined) throw new LarkConversionError(`line ${line}: unterminated string literal`);
+    if (SIMPLE_ESCAPES[escaped] !== undefined) {
+      value += SIMPLE_ESCAPES[escaped];
       i += 2;
       continue;
     }
-    const width = escape === "x" ? 2 : escape === "u" ? 4 : escape === "U" ? 8 : 0;
+    const width = escaped === "x" ? 2 : escaped === "u" ? 4 : escaped === "U" ? 8 : 0;
     if (width > 0) {
       const hex = text.slice(i + 2, i + 2 + width);
       const code = /^[0-9a-fA-F]+$/.test(hex) && hex.length === width ? parseInt(hex, 16) : NaN;
-      if (!(code <= 0x10ffff)) throw new LarkConversionError(`line ${line}: invalid escape \\${escape}${hex}`);
+      if (!(code <= 0x10ffff)) throw new LarkConversionError(`line ${line}: invalid escape \\${escaped}${hex}`);
       value += String.fromCodePoint(code);
       i += 2 + width;
       continue;
@@ -107,7 +107,7 @@ function readString(text: string, start: number, line: number): { value: string;
       continue;
     }
     // Python keeps the backslash of an unknown escape.
-    value += `\\${escape}`;
+    value += `\\${escaped}`;
     i += 2;
   }
 }

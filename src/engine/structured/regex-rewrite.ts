@@ -130,9 +130,9 @@ function readClass(chars: string[], start: number, mode: Mode): { ranges: Ranges
   const members: Ranges = [];
   const readMember = (): Ranges => {
     if (chars[i] === "\\" && i + 1 < chars.length) {
-      const escape = readEscape(chars, i + 1, true, mode);
-      i = escape.next;
-      return escape.ranges ?? [...escape.raw].map((c) => [c.codePointAt(0)!, c.codePointAt(0)!] as [number, number]);
+      const escaped = readEscape(chars, i + 1, true, mode);
+      i = escaped.next;
+      return escaped.ranges ?? [...escaped.raw].map((c) => [c.codePointAt(0)!, c.codePointAt(0)!] as [number, number]);
     }
     const code = chars[i++]!.codePointAt(0)!;
     return [[code, code]];

@@ -35,7 +35,6 @@ export const CALCULATOR_TOOL = {
 } as const;
 
 export type ToolDefinition = typeof WEATHER_TOOL | typeof CONVERT_TOOL | typeof CALCULATOR_TOOL;
-export type ToolName = ToolDefinition["function"]["name"];
 
 /** All example tools, in the order a request lists them. */
 export const TINY_CHAT_TOOLS: readonly ToolDefinition[] = [WEATHER_TOOL, CONVERT_TOOL, CALCULATOR_TOOL];

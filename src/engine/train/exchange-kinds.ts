@@ -1,5 +1,5 @@
 import { TrainingInputError, type Loc } from "./errors.js";
-import type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson } from "./trajectory.js";
+import type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson } from "./trajectory-json.js";
 
 /**
  * ART's captures of the other inference APIs — legacy `completions`, `responses` and Anthropic

@@ -103,7 +103,11 @@ describe("LoraTrainer", () => {
       const metrics = trainer.rlStep(row, { options: rlLossOptions(config), precalculatedLogprobs: precalculated, refLogprobs: reference }, config.learning_rate);
       let expectedKl = 0;
       let count = 0;
-      mask.forEach((bit, p) => bit && ((expectedKl += current[p]! - reference[p]!), count++));
+      mask.forEach((bit, p) => {
+        if (!bit) return;
+        expectedKl += current[p]! - reference[p]!;
+        count++;
+      });
       expect(metrics.klPolicyRef).toBeCloseTo(expectedKl / count, 9);
     }
     expect(trainer.logprobs(row, { adapter: null })).toEqual(reference);

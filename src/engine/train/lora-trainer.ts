@@ -3,7 +3,6 @@ import { adapterFiles, saveLoraAdapter } from "../lora/files.js";
 import type { Transformer } from "../model/transformer.js";
 import { Trainer, type TrainerOptions } from "./trainer.js";
 
-export type { LogprobsOptions, RlStepLoss } from "./trainer.js";
 export type LoraTrainerOptions = TrainerOptions;
 
 /**

@@ -1,5 +1,8 @@
 import { TrainingInputError, type Loc } from "./errors.js";
 import { completionsExchange, messagesExchange, responsesExchange } from "./exchange-kinds.js";
+import type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson, TokenLogprobJson } from "./trajectory-json.js";
+
+export type { ChatCompletionsExchangeJson, ChatMessage, ChatTool, ChoiceJson } from "./trajectory-json.js";
 
 /**
  * The trajectory data the preview training API receives (`docs/api/training.md#trajectories`), as parsed JSON,
@@ -7,43 +10,7 @@ import { completionsExchange, messagesExchange, responsesExchange } from "./exch
  * and logprobs of a Choice, chat messages for the template, and tools normalisation.
  */
 
-export interface ToolCallJson {
-  id?: string;
-  type?: string;
-  function: { name: string; arguments: unknown };
-  [key: string]: unknown;
-}
-
-/** A plain chat message (any role, any extra keys). */
-export interface ChatMessage {
-  role: string;
-  content?: unknown;
-  tool_calls?: ToolCallJson[] | null;
-  [key: string]: unknown;
-}
-
-export interface TokenLogprobJson {
-  token: string;
-  logprob: number;
-  bytes?: number[] | null;
-  [key: string]: unknown;
-}
-
-/** An OpenAI chat-completion Choice as `model_dump(mode="json")` writes it. */
-export interface ChoiceJson {
-  message: { role?: string; content?: string | null; tool_calls?: ToolCallJson[] | null; [key: string]: unknown };
-  logprobs?: { content?: TokenLogprobJson[] | null; refusal?: TokenLogprobJson[] | null } | null;
-  finish_reason?: string | null;
-  index?: number;
-  /** vLLM's `return_token_ids` extra: the exact sampled ids. */
-  token_ids?: number[] | null;
-  [key: string]: unknown;
-}
-
 export type HistoryItem = ChatMessage | ChoiceJson;
-
-/** A tool in OpenAI format, or a bare function object (wrapped by `normalizeTools`). */
-export type ChatTool = Record<string, unknown>;
 
 export interface HistoryJson {
   messages_and_choices: HistoryItem[];
@@ -54,13 +21,6 @@ export interface HistoryJson {
    * sampled from, when the response reported them.
    */
   exchange?: { prompt_token_ids: number[] | null };
-}
-
-/** One captured Chat Completions call (ART's `ChatCompletionsExchange`): the request body and the response. */
-export interface ChatCompletionsExchangeJson {
-  request: { messages: ChatMessage[]; tools?: ChatTool[] | null; [key: string]: unknown };
-  response: { choices: ChoiceJson[]; prompt_token_ids?: number[] | null; [key: string]: unknown };
-  [key: string]: unknown;
 }
 
 /** ART's `TrajectoryExchanges`: captured calls by API. Only Chat Completions exchanges can train here. */
@@ -88,6 +48,35 @@ export interface TrajectoryGroupJson {
   trajectories: TrajectoryJson[];
   exceptions?: unknown[] | null;
   [key: string]: unknown;
+}
+
+/**
+ * The same data as a validated job stores it and the job runner reads it: every field ART may leave
+ * out at its default is filled in (the preview API's schema, `server/training/trajectory-schemas.ts`,
+ * produces exactly this shape and is checked against it at compile time).
+ */
+export interface History extends HistoryJson {
+  tools: ChatTool[] | null;
+}
+
+export interface Trajectory extends TrajectoryJson {
+  /** Empty lists when the trajectory uses messages_and_choices. */
+  exchanges: TrajectoryExchangesJson;
+  messages_and_choices: HistoryItem[];
+  tools: ChatTool[] | null;
+  additional_histories: History[];
+  reward: number;
+  metrics: Record<string, number | boolean>;
+  metadata: Record<string, unknown>;
+  logs: string[];
+}
+
+export interface TrajectoryGroup extends TrajectoryGroupJson {
+  trajectories: Trajectory[];
+  exceptions: unknown[];
+  metadata: Record<string, unknown>;
+  metrics: Record<string, number | boolean>;
+  logs: string[];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

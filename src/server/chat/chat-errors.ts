@@ -1,3 +1,4 @@
+import { pythonStr } from "../../python-format.js";
 import { ApiError } from "../errors.js";
 
 /**
@@ -6,36 +7,6 @@ import { ApiError } from "../errors.js";
  * messages are written the way Python prints them, because vLLM's texts are Python f-strings and
  * clients match substrings of them (`got 3.0.`, `[1, 2]`).
  */
-
-/** Python's `str()` of a JSON-like value: floats keep a `.0`, lists and dicts use `, ` and `: `. */
-export function pythonStr(value: unknown, options: { float?: boolean } = {}): string {
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "boolean") return value ? "True" : "False";
-  if (typeof value === "number") return options.float ? pythonFloat(value) : Number.isInteger(value) ? String(value) : pythonFloat(value);
-  if (typeof value === "string") return value;
-  return pythonRepr(value, options);
-}
-
-/** Python's `repr()`: strings quoted with `'`. */
-export function pythonRepr(value: unknown, options: { float?: boolean } = {}): string {
-  if (typeof value === "string") return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
-  if (Array.isArray(value)) return `[${value.map((item) => pythonRepr(item, options)).join(", ")}]`;
-  if (value !== null && typeof value === "object") {
-    return `{${Object.entries(value).map(([key, item]) => `${pythonRepr(key)}: ${pythonRepr(item, options)}`).join(", ")}}`;
-  }
-  return pythonStr(value, options);
-}
-
-/** How Python prints a float: `3.0`, `0.5`, `inf`, `nan`, `1e+16`. */
-export function pythonFloat(value: number): string {
-  if (Number.isNaN(value)) return "nan";
-  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
-  const magnitude = Math.abs(value);
-  if (magnitude !== 0 && (magnitude >= 1e16 || magnitude < 1e-4)) {
-    return value.toExponential().replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  return Number.isInteger(value) ? value.toFixed(1) : String(value);
-}
 
 export interface RuleErrorOptions {
   /** The request field at fault (`param` of the error body); null when vLLM names none. */

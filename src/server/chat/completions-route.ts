@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../routes.js";
 import { completeChat } from "./complete.js";
 import { withChatErrors } from "./engine-errors.js";
-import type { ChatRouting } from "./index.js";
+import type { ChatRouting } from "./routing.js";
 import { prepareCompletion } from "./prepare.js";
 import { prepareContextOf } from "./request-context.js";
 import { chatSizeLimits } from "./request-limits.js";

@@ -1,5 +1,6 @@
 import type { JsonGrammarOptions, StructuredConstraint } from "../../engine/structured/types.js";
-import { chatRuleError, pythonRepr } from "./chat-errors.js";
+import { pythonRepr } from "../../python-format.js";
+import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest, ResponseFormatIn, StructuredOutputsIn } from "./request-schema.js";
 import { namedToolSchema, requiredToolsSchema, type ToolChoice } from "./tool-choice.js";
 

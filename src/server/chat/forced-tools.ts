@@ -1,5 +1,6 @@
 import type { ParsedToolCall, ToolCallDelta } from "./hermes-parser.js";
-import { arrayElements, completeStringField, pythonJsonDumps, rawObjectField } from "./json-text.js";
+import { pythonJsonDumps } from "../../python-format.js";
+import { arrayElements, completeStringField, rawObjectField } from "./json-text.js";
 
 /**
  * Output of a forced tool choice (`docs/api/chat.md#tool-choice`), which the grammar already shaped:
@@ -24,7 +25,7 @@ export function requiredToolCalls(text: string): ParsedToolCall[] {
   for (const item of value) {
     if (typeof item !== "object" || item === null || typeof (item as Record<string, unknown>).name !== "string") return [];
     const { name, parameters } = item as { name: string; parameters?: unknown };
-    calls.push({ name, arguments: pythonJsonDumps(parameters ?? {}) });
+    calls.push({ name, arguments: pythonJsonDumps(parameters ?? {}, { ensureAscii: false }) });
   }
   return calls;
 }

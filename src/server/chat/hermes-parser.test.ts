@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { NamedToolStream, namedToolCall, RequiredToolStream, requiredToolCalls } from "./forced-tools.js";
 import { extractToolCalls, HermesStreamParser, type ToolCallDelta } from "./hermes-parser.js";
-import { arrayElements, balancedValue, partialTagOverlap, pythonJsonDumps } from "./json-text.js";
+import { pythonJsonDumps } from "../../python-format.js";
+import { arrayElements, balancedValue, partialTagOverlap } from "./json-text.js";
 
 function counter() {
   let n = 0;
@@ -38,7 +39,7 @@ function assemble(deltas: ToolCallDelta[]) {
 
 describe("JSON text helpers", () => {
   it("writes JSON like Python's json.dumps", () => {
-    expect(pythonJsonDumps({ a: 1, b: [true, null, "é"], c: { d: "x\n" } })).toBe('{"a": 1, "b": [true, null, "é"], "c": {"d": "x\\n"}}');
+    expect(pythonJsonDumps({ a: 1, b: [true, null, "é"], c: { d: "x\n" } }, { ensureAscii: false })).toBe('{"a": 1, "b": [true, null, "é"], "c": {"d": "x\\n"}}');
   });
 
   it("finds partial tags, balanced values and array elements", () => {

@@ -1,4 +1,5 @@
-import { completeStringField, partialTagOverlap, pythonJsonDumps, rawObjectField } from "./json-text.js";
+import { pythonJsonDumps } from "../../python-format.js";
+import { completeStringField, partialTagOverlap, rawObjectField } from "./json-text.js";
 
 /**
  * Hermes-style tool calls (`docs/api/chat.md#hermes-parser`): `<tool_call>{"name": ..., "arguments":
@@ -51,7 +52,8 @@ function parseCall(json: string): ParsedToolCall | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const { name, arguments: args } = value as Record<string, unknown>;
   if (typeof name !== "string" || args === undefined) return undefined;
-  return { name, arguments: pythonJsonDumps(args) };
+  // vLLM re-serializes the arguments with json.dumps(..., ensure_ascii=False).
+  return { name, arguments: pythonJsonDumps(args, { ensureAscii: false }) };
 }
 
 interface StreamedCall {

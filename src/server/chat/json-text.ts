@@ -1,15 +1,4 @@
-/**
- * Small helpers for reading JSON that a model is still writing, and for writing JSON the way
- * Python's `json.dumps(..., ensure_ascii=False)` does (vLLM re-serializes tool arguments with it).
- */
-
-/** Python's json.dumps: `", "` and `": "` separators, non-ASCII kept. */
-export function pythonJsonDumps(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(", ")}]`;
-  const entries = Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${pythonJsonDumps(item)}`);
-  return `{${entries.join(", ")}}`;
-}
+/** Small helpers for reading JSON that a model is still writing. */
 
 /** How many trailing characters of `text` are a proper prefix of `tag` (text that might become the tag). */
 export function partialTagOverlap(text: string, tag: string): number {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { listModels } from "../../store/models.js";
 import { principalOf } from "../auth.js";
 import { defineRoute } from "../routes.js";
-import type { ChatRouting } from "./index.js";
+import type { ChatRouting } from "./routing.js";
 
 const ModelCard = z.object({
   id: z.string(),

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { principalOf } from "../auth.js";
 import { ApiError } from "../errors.js";
-import type { ChatRouting } from "./index.js";
+import type { ChatRouting } from "./routing.js";
 import type { PrepareContext } from "./prepare.js";
 
 /** What every inference surface needs to resolve and run a request: the caller, the engines, the model registry, the limits. */

@@ -1,4 +1,5 @@
-import { chatRuleError, pythonRepr } from "./chat-errors.js";
+import { pythonRepr } from "../../python-format.js";
+import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest, ContentPartIn } from "./request-schema.js";
 
 /**

@@ -167,7 +167,6 @@ export const ChatCompletionReq = z.object({
 export type ChatCompletionRequest = z.output<typeof ChatCompletionReq>;
 export type ChatMessageIn = z.output<typeof ChatMessage>;
 export type ToolDefinitionIn = z.output<typeof ToolDefinition>;
-export type ToolChoiceIn = z.output<typeof ToolChoice>;
 export type StructuredOutputsIn = z.output<typeof StructuredOutputs>;
 export type ResponseFormatIn = z.output<typeof ResponseFormat>;
 export type ContentPartIn = z.output<typeof ContentPart>;

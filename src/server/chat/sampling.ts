@@ -1,6 +1,7 @@
 import type { ModelInfo } from "../../engine/api.js";
 import type { RepetitionDetection, SamplingParams } from "../../engine/sampling/params.js";
-import { chatRuleError, pythonRepr } from "./chat-errors.js";
+import { pythonRepr } from "../../python-format.js";
+import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
 /**

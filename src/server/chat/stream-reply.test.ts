@@ -71,6 +71,7 @@ describe("streamed replies", () => {
   });
 
   it("lets an engine failure before its first event surface as an HTTP error", async () => {
+    // biome-ignore lint/correctness/useYield: an engine stream that fails before its first event
     const failing = async function* (): AsyncIterable<GenerateEvent> {
       throw new ApiError(400, "refused at admission");
     };

@@ -19,7 +19,7 @@ function withChatTemplate(sourceDir: string, chatTemplate: unknown): string {
 }
 
 const PLAIN = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[bot] {% endif %}";
-const TOOL_USE = "{% if tools is not none %}{% for t in tools %}(tool {{ t.function.name }})\n{% endfor %}{% endif %}" + PLAIN;
+const TOOL_USE = `{% if tools is not none %}{% for t in tools %}(tool {{ t.function.name }})\n{% endfor %}{% endif %}${PLAIN}`;
 
 /**
  * Chat templates end to end (`docs/api/chat.md#chat-templates`): the model's template or the request's, template

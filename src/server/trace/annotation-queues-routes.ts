@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { AnnotationQueueService, QueueItemView, QueueRecord } from "../../store/trace/annotation-queues.js";
+import type { AnnotationQueueService, QueueItemView } from "../../store/trace/annotation-queues.js";
+import { queueFields, queueItemFields } from "../../store/trace/sql/annotation-queues.js";
 import { stringifyJsonLossless } from "../../store/trace/json/lossless.js";
 import { defineRoute } from "../routes.js";
 import { sendJsonLines } from "./json-lines.js";
@@ -36,38 +37,14 @@ const ItemsQueryReq = z.object({
 });
 const ProgressReq = z.object({ project_id: ProjectId, annotation_state: z.string() });
 
-function queueSchemaOf(queue: QueueRecord): Record<string, unknown> {
-  return {
-    id: queue.id,
-    project_id: queue.projectId,
-    name: queue.name,
-    description: queue.description,
-    scorer_refs: queue.scorerRefs,
-    created_at: queue.createdAt,
-    created_by: queue.createdBy,
-    updated_at: queue.updatedAt,
-    deleted_at: queue.deletedAt,
-  };
-}
-
+/** An item as the API shows it: its stored fields with the annotator's state after `added_by`, in Weave's schema order. */
 function itemSchemaOf(item: QueueItemView): Record<string, unknown> {
+  const { created_at, created_by, updated_at, deleted_at, ...head } = queueItemFields(item);
   return {
-    id: item.id,
-    project_id: item.projectId,
-    queue_id: item.queueId,
-    call_id: item.callId,
-    call_started_at: item.callStartedAt,
-    call_ended_at: item.callEndedAt,
-    call_op_name: item.callOpName,
-    call_trace_id: item.callTraceId,
-    display_fields: item.displayFields,
-    added_by: item.addedBy,
+    ...head,
     annotation_state: item.annotationState,
     annotator_user_id: item.annotatorUserId,
-    created_at: item.createdAt,
-    created_by: item.createdBy,
-    updated_at: item.updatedAt,
-    deleted_at: item.deletedAt,
+    ...{ created_at, created_by, updated_at, deleted_at },
     position_in_queue: item.positionInQueue ?? null,
   };
 }
@@ -86,7 +63,7 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
   defineRoute(app, { method: "POST", url: "/annotation_queues/query", summary: "List annotation queues as JSON Lines", body: QueryReq, ...common }, async ({ body }, request, reply) => {
     const { projectId } = resolveProject(request, body.project_id);
     const found = await queues.query(projectId, { name: body.name ?? undefined, sortBy: body.sort_by ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined });
-    return sendJsonLines(request, reply, found.map(queueSchemaOf), stringifyJsonLossless);
+    return sendJsonLines(request, reply, found.map(queueFields), stringifyJsonLossless);
   });
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/stats", summary: "Item counts of annotation queues", body: StatsReq, ...common }, async ({ body }, request) => {
@@ -97,7 +74,7 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
 
   defineRoute(app, { method: "GET", url: "/annotation_queues/:queue_id", summary: "Read an annotation queue", params: QueuePath, query: ProjectQuery, ...common }, async ({ params, query }, request) => {
     const { projectId } = resolveProject(request, query.project_id);
-    return { queue: queueSchemaOf(await queues.read(projectId, params.queue_id)) };
+    return { queue: queueFields(await queues.read(projectId, params.queue_id)) };
   });
 
   defineRoute(app, { method: "PUT", url: "/annotation_queues/:queue_id", summary: "Update an annotation queue", params: QueuePath, body: UpdateReq, ...common }, async ({ params, body }, request) => {
@@ -107,12 +84,12 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
       description: body.description ?? undefined,
       scorerRefs: body.scorer_refs ?? undefined,
     });
-    return { queue: queueSchemaOf(updated) };
+    return { queue: queueFields(updated) };
   });
 
   defineRoute(app, { method: "DELETE", url: "/annotation_queues/:queue_id", summary: "Delete an annotation queue", params: QueuePath, query: ProjectQuery, ...common }, async ({ params, query }, request) => {
     const { projectId } = resolveProject(request, query.project_id);
-    return { queue: queueSchemaOf(await queues.delete(projectId, params.queue_id)) };
+    return { queue: queueFields(await queues.delete(projectId, params.queue_id)) };
   });
 
   defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items", summary: "Add calls to an annotation queue", params: QueuePath, body: AddCallsReq, ...common }, async ({ params, body }, request) => {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { TurnBudget } from "../event-loop-turns.js";
+import { TurnBudget } from "../../store/event-loop-turns.js";
 
 /**
  * Sends `{"<key>": [row, row, …]}` as rows come, page by page, so a large result never sits in

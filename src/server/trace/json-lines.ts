@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { TurnBudget } from "../event-loop-turns.js";
+import { TurnBudget } from "../../store/event-loop-turns.js";
 
 /**
  * Streams rows as JSON Lines (`docs/api/trace.md#json-lines`): one object per line, the media type taken from

@@ -153,8 +153,8 @@ describe.each(testDialects)("trace objects on %s", (dialect) => {
     const expected = digestOfText('{"x": 1}');
     expect((await create("c", { x: 1 }, { expected_digest: expected })).json().digest).toBe(expected);
     expect((await create("c", { x: 2 }, { expected_digest: expected })).statusCode).toBe(400);
-    const escape = await create("d", { _type: "CustomWeaveType", weave_type: { type: "Op" }, files: { "../../etc/passwd": "x" } });
-    expect(escape.statusCode).toBe(400);
+    const pathEscape = await create("d", { _type: "CustomWeaveType", weave_type: { type: "Op" }, files: { "../../etc/passwd": "x" } });
+    expect(pathEscape.statusCode).toBe(400);
     const badId = await create("has space", { x: 1 });
     expect(badId.statusCode).toBe(403);
     expect(badId.json().reason).toMatch(/Invalid object name/);

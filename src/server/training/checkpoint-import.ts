@@ -61,7 +61,7 @@ export async function checkpointImportRoute(app: FastifyInstance): Promise<void>
       if (!base) throw new ApiError(409, `The base model '${model.base_model}' of model '${model.name}' is not served here, so an adapter for it cannot be checked`);
 
       const files = { [ADAPTER_CONFIG_FILE]: artifact.files[ADAPTER_CONFIG_FILE]!.digest, [ADAPTER_WEIGHTS_FILE]: artifact.files[ADAPTER_WEIGHTS_FILE]!.digest };
-      let adapterConfig;
+      let adapterConfig: ReturnType<typeof loadLoraAdapter>["config"];
       try {
         const adapter = loadLoraAdapter({ configFile: blobs.localPath(files[ADAPTER_CONFIG_FILE]), weightsFile: blobs.localPath(files[ADAPTER_WEIGHTS_FILE]) }, { config: readModelConfig(base.dir) });
         adapterConfig = adapter.config;

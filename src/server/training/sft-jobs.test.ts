@@ -5,7 +5,7 @@ import { testDialects } from "../../testing/stores.js";
 import { registerModel, sampledChoice } from "../../testing/training.js";
 
 const row = (answer: string) => JSON.stringify({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: answer }] });
-const jsonl = (count: number) => Array.from({ length: count }, (_, index) => row(`A${index}`)).join("\n") + "\n";
+const jsonl = (count: number) => `${Array.from({ length: count }, (_, index) => row(`A${index}`)).join("\n")}\n`;
 
 /** The artifact store and SFT job creation (docs/api/training.md#sft-jobs, docs/api/training.md#sft), through HTTP. */
 describe.each(testDialects)("artifacts and SFT jobs on %s", (dialect) => {

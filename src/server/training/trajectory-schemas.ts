@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TrainingInputError } from "../../engine/train/errors.js";
 import { completionsExchange, messagesExchange, responsesExchange } from "../../engine/train/exchange-kinds.js";
-import { isChoice, type TrajectoryItem } from "../../worker/trajectories.js";
+import { type HistoryItem, isChoice, type TrajectoryGroup } from "../../engine/train/trajectory.js";
 
 /**
  * Trajectory groups as ART sends them (docs/api/training.md#trajectories). Unknown keys are kept (ART dumps
@@ -61,7 +61,7 @@ const Item = z.unknown().transform((value, ctx) => {
     ctx.issues.push(...(result.error.issues as typeof ctx.issues));
     return z.NEVER;
   }
-  return result.data as TrajectoryItem;
+  return result.data as HistoryItem;
 });
 
 /** OpenAI tool definitions; ART's tokenizer also accepts bare function objects. */
@@ -158,7 +158,8 @@ export const TrajectorySchema = z
 
 const RolloutException = z.looseObject({ type: z.string().nullish(), message: z.string().nullish(), traceback: z.string().nullish() });
 
-export const TrajectoryGroupSchema = z
+/** Typed as the engine's `TrajectoryGroup`, so the compiler checks that this schema produces exactly the shape the job runner reads. */
+export const TrajectoryGroupSchema: z.ZodType<TrajectoryGroup, unknown> = z
   .looseObject({
     trajectories: z.array(TrajectorySchema).default([]),
     exceptions: z.array(RolloutException).nullish(),

@@ -1,11 +1,9 @@
-import { rlLossOptions, klReferenceStep } from "../../engine/train/config.js";
+import { klReferenceStep, type RlTrainingConfig, rlLossOptions } from "../../engine/train/config.js";
 import { jobRandom, planRlJob, planSftJob } from "../../engine/train/job/plan.js";
+import type { StepValue } from "../../engine/train/learning-rate.js";
 import type { ModelFiles } from "../../engine/model/load.js";
 import type { PackedRow } from "../../engine/train/packing.js";
 import type { SftRow } from "../../engine/train/sft-tokenize.js";
-import { checkpointMetricHistory } from "../../store/checkpoints.js";
-import type { Store } from "../../store/db.js";
-import type { TrainingJobRow } from "../../store/training-jobs.js";
 import type { JobWork } from "../../worker/job-input.js";
 
 /**
@@ -43,19 +41,28 @@ export interface PlanRow {
 }
 
 /** Which KL reference a job has, from its config and the step it trains from (null step: the base weights). */
-export function klReferenceOf(work: JobWork, baseStep: number): number | null | undefined {
-  return work.kind === "rl" ? klReferenceStep(work.config, baseStep) : undefined;
+export function klReferenceOf(kind: JobWork["kind"], config: unknown, baseStep: number): number | null | undefined {
+  return kind === "rl" ? klReferenceStep(config as RlTrainingConfig, baseStep) : undefined;
 }
 
-export async function buildJobPlan(store: Store, job: TrainingJobRow, work: JobWork, model: ModelFiles, baseModel: string, klReference: JobPlan["kl_reference"]): Promise<JobPlan> {
-  const baseStep = job.base_step ?? 0;
-  const plan: JobPlan = { job_id: job.id, kind: work.kind, base_model: baseModel, base_step: baseStep, kl_reference: klReference };
+/** What a plan is made from besides the job's work: all plain data (it crosses into the planning thread). */
+export interface JobPlanContext {
+  jobId: string;
+  baseModel: string;
+  baseStep: number;
+  klReference: JobPlan["kl_reference"];
+  /** `train/reward_std_dev` of the model's earlier steps (read only when the config scales by it). */
+  rewardStdDevHistory: StepValue[];
+}
+
+/** Plans a job: pure CPU work over the job's decoded work and the model's tokenizer and template. */
+export function planJob(model: ModelFiles, work: JobWork, context: JobPlanContext): JobPlan {
+  const plan: JobPlan = { job_id: context.jobId, kind: work.kind, base_model: context.baseModel, base_step: context.baseStep, kl_reference: context.klReference };
   if (work.kind === "sft") {
-    plan.sft = { steps: planSftJob(model, { kind: "sft", rows: work.rows, fileName: work.fileName, config: work.config }).map((batch) => ({ learning_rate: batch.learningRate, rows: batch.rows.map(sftRow) })) };
+    plan.sft = { steps: planSftJob(model, work).map((batch) => ({ learning_rate: batch.learningRate, rows: batch.rows.map(sftRow) })) };
     return plan;
   }
-  const history = work.config.scale_learning_rate_by_reward_std_dev ? await checkpointMetricHistory(store.db, job.model_id, "train/reward_std_dev", baseStep) : [];
-  const rl = planRlJob(model, { kind: "rl", groups: work.trajectoryGroups, config: work.config, rewardStdDevHistory: history }, jobRandom(job.id));
+  const rl = planRlJob(model, { ...work, rewardStdDevHistory: context.rewardStdDevHistory }, jobRandom(context.jobId));
   plan.rl = {
     loss: rlLossOptions(work.config),
     precalculate_logprobs: work.config.precalculate_logprobs,

@@ -4,18 +4,18 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { readModelConfig } from "../../engine/checkpoint/model-config.js";
 import { adapterFiles } from "../../engine/lora/files.js";
 import { createLoraAdapter } from "../../engine/lora/init.js";
-import { loadModelFiles, type ModelFiles } from "../../engine/model/load.js";
-import { getCheckpointByStep } from "../../store/checkpoints.js";
+import { checkpointMetricHistory, getCheckpointByStep } from "../../store/checkpoints.js";
 import { failJob } from "../../store/job-lifecycle.js";
 import { decodeJson } from "../../store/json.js";
 import { getModel, type ModelRow } from "../../store/models.js";
 import type { TrainingJobRow } from "../../store/training-jobs.js";
 import { adapterSeed, loraShape } from "../../worker/engine-trainer.js";
-import { loadJobWork } from "../../worker/job-input.js";
+import { readJobWork } from "../../worker/job-input.js";
 import type { ModelLoraConfig } from "../../worker/trainer.js";
 import { ApiError, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
-import { buildJobPlan, type JobPlan, klReferenceOf } from "./job-plan.js";
+import { type JobPlan, klReferenceOf } from "./job-plan.js";
+import { planJobInThread } from "./job-plan-in-thread.js";
 import { heldJob, remoteLease } from "./remote-lease.js";
 import { AdapterParams, BaseModelFileQuery, BaseModelFilesRes, BaseModelQuery, WorkerJobParams, WorkerQuery } from "./schemas.js";
 
@@ -29,17 +29,11 @@ const tags = ["workers"];
 export async function planRoutes(app: FastifyInstance): Promise<void> {
   const { store, blobs, catalog, config } = app.services;
   const { db } = store;
-  const modelFiles = new Map<string, ModelFiles>();
 
   const baseModelDir = (id: string): string => {
     const entry = catalog.get(id);
     if (!entry) throw notFound(`Base model '${id}' is not served here`);
     return entry.dir;
-  };
-  const filesOf = (dir: string): ModelFiles => {
-    let files = modelFiles.get(dir);
-    if (!files) modelFiles.set(dir, (files = loadModelFiles(dir)));
-    return files;
   };
   const modelOf = async (job: TrainingJobRow): Promise<ModelRow> => {
     const model = await getModel(db, job.entity, job.model_id);
@@ -50,13 +44,32 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(
     app,
     { method: "GET", url: "/jobs/:job_id/plan", summary: "A held job's optimizer steps: tokenized rows, learning rates, loss settings", tags, params: WorkerJobParams, query: WorkerQuery, security: "bearer" },
-    async ({ params, query }, request): Promise<JobPlan> => {
+    async ({ params, query }, request, reply) => {
       const lease = remoteLease(app, request, params.job_id, query.worker);
       const job = await heldJob(app, lease);
       const model = await modelOf(job);
+      const modelDir = baseModelDir(model.base_model);
       try {
-        const work = await loadJobWork(job, blobs, { limits: config.jobs.webTrainingData });
-        return await buildJobPlan(store, job, work, filesOf(baseModelDir(model.base_model)), model.base_model, await klReferenceKind(model, klReferenceOf(work, job.base_step ?? 0)));
+        // Only I/O and the small config here; decoding, tokenizing, packing and serializing run on a thread.
+        const work = await readJobWork(job, blobs, { limits: config.jobs.webTrainingData });
+        const baseStep = job.base_step ?? 0;
+        const jobConfig = decodeJson<{ scale_learning_rate_by_reward_std_dev?: boolean }>(job.config);
+        const scalesByRewardStdDev = job.kind === "rl" && jobConfig.scale_learning_rate_by_reward_std_dev === true;
+        const json = await planJobInThread(
+          {
+            modelDir,
+            work,
+            context: {
+              jobId: job.id,
+              baseModel: model.base_model,
+              baseStep,
+              klReference: await klReferenceKind(model, klReferenceOf(job.kind, jobConfig, baseStep)),
+              rewardStdDevHistory: scalesByRewardStdDev ? await checkpointMetricHistory(db, job.model_id, "train/reward_std_dev", baseStep) : [],
+            },
+          },
+          config.jobs.planMemoryMb,
+        );
+        return reply.type("application/json; charset=utf-8").send(json);
       } catch (error) {
         if (error instanceof ApiError) throw error;
         // Bad data (an SFT row, a token outside the vocabulary, …) fails the job, as on the built-in trainer.

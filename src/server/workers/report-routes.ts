@@ -42,7 +42,8 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
       try {
         return await withLease(db, lease, async (trx) => {
           const progress = await trainerProgress(trx, lease.jobId);
-          const data = body.type === "training_started" ? { num_sequences: checkStarted(progress, body.data.num_sequences) } : (checkGradientStep(progress), finiteMetrics(body.data));
+          if (body.type !== "training_started") checkGradientStep(progress);
+          const data = body.type === "training_started" ? { num_sequences: checkStarted(progress, body.data.num_sequences) } : finiteMetrics(body.data);
           const event = await appendJobEvent(trx, lease.jobId, body.type, data);
           return { id: event.id };
         });

@@ -12,7 +12,8 @@ import * as workerKeys from "./010-worker-keys.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
- * edit one that has shipped.
+ * edit one that has shipped. A migration imports only kysely and this folder (frozen.test.ts
+ * checks): it keeps its own copy of any application logic it needs, so it runs as it shipped.
  */
 const migrations: Record<string, Migration> = {
   "001-foundation": foundation,

@@ -2,7 +2,7 @@ import { nowTimestamp } from "./timestamps.js";
 import type { CallHeaderLookup } from "./call-lookup.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import { uuidv7 } from "./ids.js";
-import { compareByCodePoint } from "./json/python-dumps.js";
+import { compareByCodePoint } from "../../python-format.js";
 import type { AnnotationQueueRepository, AnnotationState, QueueItemFilter, QueueItemRecord, QueueRecord } from "./sql/annotation-queues.js";
 
 export type { AnnotationState, QueueItemRecord, QueueRecord } from "./sql/annotation-queues.js";

@@ -4,7 +4,7 @@ import { uuidv7 } from "./ids.js";
 import type { Operation, SortBy } from "./query/ast.js";
 import { type FieldResolver, QueryCompiler } from "./query/compile.js";
 import { QueryError } from "./query/errors.js";
-import { traceSql } from "./sql-dialect.js";
+import { traceSql } from "../dialect.js";
 import type { TraceCostsTable, TraceDb } from "./call-tables.js";
 import { nowTimestamp } from "./timestamps.js";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { pythonJsonDumps } from "./json/python-dumps.js";
+import { pythonJsonDumps } from "../../python-format.js";
 import { type ObjectClasses, objectKindOf, resolveObjectClasses, validateCustomTypeFileKeys } from "./object-class.js";
 
 /**
@@ -39,8 +39,6 @@ export function tableDigestOf(rowDigests: readonly string[]): string {
   for (const digest of rowDigests) hash.update(digest);
   return hash.digest("hex");
 }
-
-export const fileDigestOf = bytesDigest;
 
 /** `digest_is_content_hash`: a Weave digest (43 alphanumerics) or a sha256 hex digest. */
 export function isContentDigest(value: string): boolean {

@@ -3,7 +3,7 @@ import type { DialectName } from "../db.js";
 import type { Operation, SortBy } from "./query/ast.js";
 import { type FieldResolver, QueryCompiler } from "./query/compile.js";
 import { QueryError } from "./query/errors.js";
-import { traceSql } from "./sql-dialect.js";
+import { traceSql } from "../dialect.js";
 import type { TraceDb, TraceFeedbackTable } from "./call-tables.js";
 
 /** Feedback as stored and returned (`docs/api/trace.md#feedback-schema`); JSON columns decoded. */

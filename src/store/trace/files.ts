@@ -1,6 +1,6 @@
 import type { BlobStore } from "../blobs.js";
 import { nowTimestamp } from "./timestamps.js";
-import { fileDigestOf } from "./digest.js";
+import { bytesDigest } from "./digest.js";
 import { TraceBadRequest, TraceNotFound } from "./errors.js";
 import type { FileRepository } from "./repository.js";
 
@@ -13,7 +13,7 @@ export class FileService {
   ) {}
 
   async create(projectId: string, content: Uint8Array, expectedDigest?: string | null): Promise<{ digest: string }> {
-    const digest = fileDigestOf(content);
+    const digest = bytesDigest(content);
     if (expectedDigest && expectedDigest !== digest) {
       throw new TraceBadRequest(`Digest mismatch: expected_digest ${expectedDigest} does not match the computed digest ${digest}`);
     }

@@ -1,5 +1,5 @@
 import { TraceBadRequest } from "./errors.js";
-import { PyFloat, PyInt } from "./json/lossless.js";
+import { PyFloat, PyInt } from "../../python-format.js";
 
 /** A JSON object (not an array, null or a wrapped number). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {

@@ -3,7 +3,8 @@ import { isContentDigest, objectDigestOf, versionIndexOf } from "./digest.js";
 import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound, TraceObjectDeleted } from "./errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
 import { type ObjectLabelRepository, type ObjectRepository, type ObjectVersionQuery, type ObjectVersionRecord, type VersionSelector, versionKey } from "./repository.js";
-import { pythonListRepr, pythonSetRepr, validateAliasName, validateObjectId, validateTagName } from "./validation.js";
+import { pythonRepr, pythonSetRepr } from "../../python-format.js";
+import { validateAliasName, validateObjectId, validateTagName } from "./validation.js";
 
 /**
  * Weave's largest storable row is about 4 MiB (ClickHouse refuses bigger inserts, which Weave
@@ -143,7 +144,7 @@ export class ObjectService {
         );
       }
     }
-    if (targets.length === 0) throw new TraceNotFound(`Object ${objectId} (${pythonListRepr(digests)}) not found when deleting.`);
+    if (targets.length === 0) throw new TraceNotFound(`Object ${objectId} (${pythonRepr(digests)}) not found when deleting.`);
     await this.objects.softDeleteVersions(
       projectId,
       objectId,

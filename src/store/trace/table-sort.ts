@@ -1,6 +1,6 @@
 import { TraceBadRequest } from "./errors.js";
-import { PyFloat, PyInt, stringifyJsonLossless } from "./json/lossless.js";
-import { compareByCodePoint } from "./json/python-dumps.js";
+import { stringifyJsonLossless } from "./json/lossless.js";
+import { compareByCodePoint, PyFloat, PyInt } from "../../python-format.js";
 import { isJsonObject } from "./object-class.js";
 
 /**
@@ -11,7 +11,7 @@ import { isJsonObject } from "./object-class.js";
  */
 
 export function validateSortField(field: string): void {
-  if (!field || !field.trim()) throw new TraceBadRequest("Sort field cannot be empty");
+  if (!field?.trim()) throw new TraceBadRequest("Sort field cannot be empty");
   if (field.startsWith(".") || field.endsWith(".") || field.includes("..")) {
     throw new TraceBadRequest(`Invalid sort field '${field}': field names cannot start/end with dots or contain consecutive dots`);
   }

@@ -2,7 +2,7 @@ import { nowTimestamp } from "./timestamps.js";
 import { rowDigestOf, tableDigestOf } from "./digest.js";
 import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound } from "./errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
-import { pythonJsonDumps } from "./json/python-dumps.js";
+import { pythonJsonDumps } from "../../python-format.js";
 import { isJsonObject } from "./object-class.js";
 import { MAX_STORED_VALUE_BYTES } from "./objects.js";
 import type { StoredRow, TableRepository } from "./repository.js";

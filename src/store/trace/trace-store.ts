@@ -1,6 +1,7 @@
 import type { Store } from "../db.js";
 import type { CallHeader, CallHeaderLookup } from "./call-lookup.js";
 import { type CallStatsRequest, type CallStatsResult, callStats } from "./calls/stats.js";
+import { TurnBudget } from "../event-loop-turns.js";
 import { countCalls, MAX_FILTER_LENGTH, queryCallRows, totalStorageOfMatchedTraces } from "./calls/query.js";
 import { type CallField, selectedFields, toCallSchema } from "./calls/records.js";
 import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
@@ -15,7 +16,7 @@ import { type Feedback, type FeedbackQuery, feedbackForCalls, feedbackInRange, i
 import { PlannerStatistics } from "./planner-statistics.js";
 import type { Operation } from "./query/ast.js";
 import { QueryError, TooLargeError } from "./query/errors.js";
-import { traceSql, type TraceSql } from "./sql-dialect.js";
+import { traceSql, type TraceSql } from "../dialect.js";
 import { type TraceDb, traceDb } from "./call-tables.js";
 import { queryThreads, type ThreadSchema, type ThreadsQuery } from "./threads.js";
 
@@ -101,8 +102,14 @@ export class SqlTraceCallStore implements TraceCallStore {
   async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
     await this.statistics.beforeRead();
+    // Converting a page (parsing each call's JSON) hands the event loop back every few ms.
+    const turns = new TurnBudget();
     for await (const rows of queryCallRows(this.db, this.sql, q, fields, { candidates: await this.candidates(q) })) {
-      const calls = rows.map((row) => toCallSchema(row, fields));
+      const calls: CallSchema[] = [];
+      for (const row of rows) {
+        await turns.spend();
+        calls.push(toCallSchema(row, fields));
+      }
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
       yield calls;

@@ -44,14 +44,3 @@ export function validateAliasName(name: string): void {
   if (/^v[0-9]+$/.test(name)) throw new TraceBadRequest(`alias name '${name}' is reserved (matches version pattern v<number>)`);
   if (name === "latest") throw new TraceBadRequest(`alias name '${name}' is reserved`);
 }
-
-/** Python's repr of a list of strings, for error messages that mirror Weave's. */
-export function pythonListRepr(items: readonly string[] | undefined | null): string {
-  if (!items) return "None";
-  return `[${items.map((item) => `'${item}'`).join(", ")}]`;
-}
-
-/** Python's repr of a set of strings. */
-export function pythonSetRepr(items: readonly string[]): string {
-  return items.length === 0 ? "set()" : `{${items.map((item) => `'${item}'`).join(", ")}}`;
-}

@@ -29,9 +29,12 @@ export function Chat({ messages, tokens = false }: { messages: MessageView[]; to
 function Tokens({ tokens }: { tokens: NonNullable<MessageView["tokens"]> }) {
   const [hovered, setHovered] = useState<number | undefined>(undefined);
   const token = hovered === undefined ? undefined : tokens[hovered];
+  // Hover only adds a detail line: each token's title carries the same text for keyboards and readers.
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: hover highlight only (see above)
     <div class="tokens" data-testid="tokens" onMouseLeave={() => setHovered(undefined)}>
       {tokens.map((token, index) => (
+        // biome-ignore lint/a11y/noStaticElementInteractions: hover highlight only (see above)
         <span key={index} class={`token${index === hovered ? " hovered" : ""}`} style={{ background: logprobColor(token.logprob) }} title={describeTokenLogprobs(token.logprob, token.trainerLogprob)} onMouseEnter={() => setHovered(index)}>
           {token.text}
         </span>

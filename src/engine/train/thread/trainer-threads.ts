@@ -22,7 +22,7 @@ export class TrainerThreads {
   run(modelDir: string, spec: TrainingJobSpec, signal: AbortSignal): AsyncIterable<TrainerUpdate> {
     if (this.closed) throw new Error("the trainer threads are closed");
     let entry = this.threads.get(modelDir);
-    if (!entry || !entry.thread.alive) {
+    if (!entry?.thread.alive) {
       const thread = new TrainerThread({ modelDir });
       const created = { thread, idleTimer: undefined as NodeJS.Timeout | undefined };
       thread.onIdle = () => this.idle(modelDir, created);

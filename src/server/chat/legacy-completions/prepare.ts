@@ -53,7 +53,7 @@ export function chatCoreRequest(req: CompletionRequest, trained: boolean): ChatC
   return {
     ...req,
     messages: [],
-    logprobs: req.logprobs !== null && req.logprobs !== undefined ? true : trained ? true : false,
+    logprobs: req.logprobs !== null && req.logprobs !== undefined ? true : !!trained,
     top_logprobs: req.logprobs ?? null,
     max_tokens: req.max_tokens,
     max_completion_tokens: null,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
-import type { ChatRouting } from "../index.js";
+import type { ChatRouting } from "../routing.js";
 import { chatBodyLimit } from "../request-limits.js";
 import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../stream-reply.js";

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { ApiError, errorBody } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
-import type { ChatRouting } from "../index.js";
+import type { ChatRouting } from "../routing.js";
 import { isTrainedModelName, prepareCompletion } from "../prepare.js";
 import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatSizeLimits } from "../request-limits.js";

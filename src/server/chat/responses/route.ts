@@ -5,7 +5,7 @@ import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { withChatErrors } from "../engine-errors.js";
-import type { ChatRouting } from "../index.js";
+import type { ChatRouting } from "../routing.js";
 import { isTrainedModelName, prepareCompletion } from "../prepare.js";
 import { requestTokenMetadata, tokenMetadataOf } from "../token-metadata.js";
 import { chatSizeLimits } from "../request-limits.js";

@@ -71,7 +71,7 @@ export function inputMessages(input: ResponsesRequest["input"]): ChatMessageIn[]
     } else if (item.type === "function_call_output") {
       out.push({ role: "tool", tool_call_id: item.call_id, content: partsText(item.output) });
     } else if (item.type === "reasoning") {
-      continue;
+      // A reasoning item adds nothing to the prompt.
     } else {
       out.push({ role: item.role === "developer" ? "system" : item.role, content: partsText(item.content) });
     }

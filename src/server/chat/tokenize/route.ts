@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../../routes.js";
-import type { ChatRouting } from "../index.js";
+import type { ChatRouting } from "../routing.js";
 import { chatBodyLimit, checkRequestSize } from "../request-limits.js";
 import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
 import { DetokenizeReq, DetokenizeRes, TokenizeReq, TokenizeRes } from "./request-schema.js";

@@ -2,7 +2,7 @@ import { TraceBadRequest } from "../../../store/trace/errors.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
 import { ApiError } from "../../errors.js";
 import { RequestValidationError } from "../../validation.js";
-import { formatPython } from "./python-format.js";
+import { formatPython } from "./prompt-template.js";
 
 /**
  * Weave's `LLMStructuredCompletionModel` (`weave/flow/llm_structured_model.py`) run on this

@@ -1,7 +1,8 @@
 import { TraceBadRequest } from "../../../store/trace/errors.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
 import { classNameOf, LLM_MODEL_CLASS, type LlmModel, llmModelOf } from "./llm-model.js";
-import { formatPython, pythonStr } from "./python-format.js";
+import { pythonStr } from "../../../python-format.js";
+import { formatPython } from "./prompt-template.js";
 
 /**
  * The scorers this server runs itself (docs/decisions/trace.md#D-TRACE-052): Weave's

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { QueryError } from "../query/errors.js";
 import type { FieldResolver, Value } from "../query/compile.js";
-import type { Sql, TraceSql } from "../sql-dialect.js";
+import type { Sql, TraceSql } from "../../dialect.js";
 
 /** Columns that are never NULL on a started call. */
 const NOT_NULL = new Set(["id", "project_id", "op_name", "trace_id", "started_at"]);
@@ -36,6 +36,7 @@ export function callTraceNameSql(dialect: TraceSql, projectId: string): Sql {
     const colon = dialect.position(sql`':'`, rest);
     return {
       when: sql`substr(c.op_name, 1, ${prefix.length}) = ${prefix}`,
+      // biome-ignore lint/suspicious/noThenProperty: the THEN of a SQL CASE arm, not a thenable
       then: sql`(CASE WHEN ${colon} > 0 THEN substr(${rest}, 1, ${colon} - 1) ELSE ${rest} END)`,
     };
   };

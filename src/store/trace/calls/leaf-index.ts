@@ -1,7 +1,7 @@
 import { type CompiledQuery, sql } from "kysely";
 import type { DialectName } from "../../db.js";
 import type { TraceDb } from "../call-tables.js";
-import { bulkInsert } from "../raw-sql.js";
+import { bulkInsert } from "../../dialect.js";
 
 /**
  * Storage of the call leaf index (keys from `leaf-keys.ts`): an inverted index from key to call,

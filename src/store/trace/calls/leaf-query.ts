@@ -60,7 +60,7 @@ function matchKeys(projectId: string, operation: Operation): number[] | undefine
 }
 
 function fieldKeys(projectId: string, field: string, literals: unknown[]): number[] | undefined {
-  let json;
+  let json: ReturnType<typeof jsonFieldPath>;
   try {
     json = jsonFieldPath(field);
   } catch (error) {

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { aggregate, bucketIndex, bucketRange, type MetricSpec } from "../buckets.js";
 import { candidatePrices, normalizeUsage, pickPrice } from "../costs.js";
-import type { TraceSql } from "../sql-dialect.js";
+import type { TraceSql } from "../../dialect.js";
 import type { TraceDb } from "../call-tables.js";
 import { formatTimestamp, millisBetween, parseTimestamp } from "../timestamps.js";
 import { queryCallRows } from "./query.js";

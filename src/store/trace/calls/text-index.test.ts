@@ -87,7 +87,7 @@ describe("text index documents and look-ups", () => {
     expect(trigramQuery("abcd")).toBe('"abc" AND "bcd"');
     expect(trigramQuery('a"bc')).toBe('"a""b" AND """bc"');
     expect(trigramQuery("😀ab")).toBe('"😀ab"');
-    expect(trigramQuery("x".repeat(5) + "abcdefghijklmnopqrstuvwxyz").split(" AND ")).toHaveLength(12);
+    expect(trigramQuery(`${"x".repeat(5)}abcdefghijklmnopqrstuvwxyz`).split(" AND ")).toHaveLength(12);
     expect(containsPattern("100%_a\\b")).toBe("%100\\%\\_a\\\\b%");
   });
 

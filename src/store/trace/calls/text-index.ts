@@ -1,7 +1,7 @@
 import { type CompiledQuery, sql } from "kysely";
 import type { DialectName } from "../../db.js";
 import type { TraceDb } from "../call-tables.js";
-import { bulkInsert } from "../raw-sql.js";
+import { bulkInsert } from "../../dialect.js";
 
 /**
  * The call text index: a trigram index over the text that `$contains` searches in op_name,

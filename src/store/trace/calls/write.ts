@@ -1,7 +1,7 @@
 import type { CompiledQuery } from "kysely";
 import type { DialectName } from "../../db.js";
 import type { SqliteWalCommit } from "../../sqlite-commit.js";
-import { bulkInsert, rawStatement } from "../raw-sql.js";
+import { bulkInsert, rawStatement } from "../../dialect.js";
 import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
 import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";

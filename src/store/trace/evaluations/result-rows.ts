@@ -1,6 +1,6 @@
 import type { CallSchema } from "../calls/types.js";
 import { bytesDigest } from "../digest.js";
-import { pythonJsonDumps } from "../json/python-dumps.js";
+import { pythonJsonDumps } from "../../../python-format.js";
 import { isJsonObject } from "../object-class.js";
 import { isWeaveRefString, parseWeaveRef, refName } from "../refs.js";
 import { millisBetween } from "../timestamps.js";

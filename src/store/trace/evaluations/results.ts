@@ -1,7 +1,7 @@
 import type { CallSchema } from "../calls/types.js";
 import { MAX_FILTER_LENGTH } from "../calls/query.js";
 import { TraceBadRequest } from "../errors.js";
-import { compareByCodePoint } from "../json/python-dumps.js";
+import { compareByCodePoint } from "../../../python-format.js";
 import { isJsonObject } from "../object-class.js";
 import type { Operation } from "../query/ast.js";
 import { fieldOf, matchesQuery } from "../query/evaluate.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PyFloat, PyInt, parseJsonLossless, pythonFloatRepr, stringifyJsonLossless } from "./lossless.js";
+import { PyFloat, PyInt } from "../../../python-format.js";
+import { parseJsonLossless, stringifyJsonLossless } from "./lossless.js";
 
 describe("parseJsonLossless", () => {
   it("keeps floats with an integral value apart from ints", () => {
@@ -61,30 +62,5 @@ describe("stringifyJsonLossless", () => {
 
   it("degrades to plain numbers under JSON.stringify", () => {
     expect(JSON.stringify([new PyFloat(1), new PyInt(2n ** 64n)])).toBe("[1,18446744073709552000]");
-  });
-});
-
-describe("pythonFloatRepr", () => {
-  // Expected strings are what CPython's repr() prints for each value.
-  it.each([
-    [1, "1.0"],
-    [-0, "-0.0"],
-    [0.1, "0.1"],
-    [1e16, "1e+16"],
-    [1e15, "1000000000000000.0"],
-    [123456789012345680, "1.2345678901234568e+17"],
-    [0.0001, "0.0001"],
-    [0.00001, "1e-05"],
-    [1.5e-7, "1.5e-07"],
-    [1e100, "1e+100"],
-    [5e-324, "5e-324"],
-    [1.7976931348623157e308, "1.7976931348623157e+308"],
-    [-2.5, "-2.5"],
-    [1234.5678, "1234.5678"],
-    [Number.NaN, "NaN"],
-    [Infinity, "Infinity"],
-    [-Infinity, "-Infinity"],
-  ])("repr(%s) is %s", (value, expected) => {
-    expect(pythonFloatRepr(value)).toBe(expected);
   });
 });

@@ -1,31 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { PyFloat, PyInt, pythonFloatRepr } from "../../../python-format.js";
 
 /**
- * Weave computes digests over Python's `json.dumps` of what Python's `json.loads` produced, so the
- * difference between `1` and `1.0`, and every digit of a large integer, must survive the trip
- * through JavaScript. Numbers that a JS `number` represents faithfully stay plain numbers; the two
- * kinds it cannot tell apart are wrapped:
- * - `PyFloat`: a float whose value is integral (`1.0`, `1e20`, `-0.0`) or not finite (`NaN`,
- *   `Infinity`), which a plain number would turn into an int;
- * - `PyInt`: an integer beyond 2^53, which a double would round.
- * Both serialize through plain `JSON.stringify` as the nearest number (or null), so code that does
- * not care about the distinction keeps working.
+ * JSON read and written without losing what Python tells apart (`1` from `1.0`, every digit of a
+ * large integer): such numbers come back wrapped as `PyFloat` / `PyInt` (see python-format.ts).
  */
-export class PyFloat {
-  constructor(readonly value: number) {}
-
-  toJSON(): number | null {
-    return Number.isFinite(this.value) ? this.value : null;
-  }
-}
-
-export class PyInt {
-  constructor(readonly value: bigint) {}
-
-  toJSON(): number {
-    return Number(this.value);
-  }
-}
 
 const MAX_DEPTH = 2000;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -225,28 +204,4 @@ export function stringifyJsonLossless(value: unknown): string {
   });
   if (text === undefined) return "null";
   return sawWrapped ? text.replace(placeholderPattern, "$1") : text;
-}
-
-/**
- * Python's `repr(float)`: the shortest digits that round-trip (which `toExponential()` also yields),
- * in fixed notation for decimal exponents -4..15 and scientific notation (`1e+16`, `1e-05`) outside.
- */
-export function pythonFloatRepr(value: number): string {
-  if (Number.isNaN(value)) return "NaN";
-  if (value === Number.POSITIVE_INFINITY) return "Infinity";
-  if (value === Number.NEGATIVE_INFINITY) return "-Infinity";
-  if (value === 0) return Object.is(value, -0) ? "-0.0" : "0.0";
-  const sign = value < 0 ? "-" : "";
-  const [mantissa, exponentText] = Math.abs(value).toExponential().split("e") as [string, string];
-  const digits = mantissa.replace(".", "");
-  const exponent = Number(exponentText);
-  if (exponent >= -4 && exponent < 16) {
-    if (exponent < 0) return `${sign}0.${"0".repeat(-exponent - 1)}${digits}`;
-    const intLength = exponent + 1;
-    if (digits.length <= intLength) return `${sign}${digits}${"0".repeat(intLength - digits.length)}.0`;
-    return `${sign}${digits.slice(0, intLength)}.${digits.slice(intLength)}`;
-  }
-  const scientific = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  const magnitude = Math.abs(exponent);
-  return `${sign}${scientific}e${exponent < 0 ? "-" : "+"}${magnitude < 10 ? "0" : ""}${magnitude}`;
 }

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { canonicalTimestamp } from "../timestamps.js";
-import type { Sql, TraceSql } from "../sql-dialect.js";
+import type { Sql, TraceSql } from "../../dialect.js";
 import type { ComparisonOperator, ConvertTarget, Operand, Operation } from "./ast.js";
 import { QueryError } from "./errors.js";
 

@@ -1,4 +1,4 @@
-import { compareByCodePoint } from "../json/python-dumps.js";
+import { compareByCodePoint } from "../../../python-format.js";
 import { isJsonObject } from "../object-class.js";
 import type { ComparisonOperator, Operand, Operation } from "./ast.js";
 import { QueryError } from "./errors.js";

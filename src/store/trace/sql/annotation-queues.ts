@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from "kysely";
 import { decodeJson, encodeJson } from "../../json.js";
 import type { Database } from "../../schema.js";
 import type { TraceAnnotationQueueItemsTable, TraceAnnotationQueuesTable } from "../schema.js";
-import { chunked } from "./dialect.js";
+import { chunked } from "../../dialect.js";
 
 export interface QueueRecord {
   id: string;
@@ -31,6 +31,44 @@ export interface QueueItemRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
+}
+
+/**
+ * A queue's fields by their snake_case names, the names of both its table's columns and the trace API's
+ * `AnnotationQueueSchema` (in that schema's order); list fields stay lists (the table stores them as JSON).
+ */
+export function queueFields(queue: QueueRecord) {
+  return {
+    id: queue.id,
+    project_id: queue.projectId,
+    name: queue.name,
+    description: queue.description,
+    scorer_refs: queue.scorerRefs,
+    created_at: queue.createdAt,
+    created_by: queue.createdBy,
+    updated_at: queue.updatedAt,
+    deleted_at: queue.deletedAt,
+  };
+}
+
+/** An item's fields by their column (and API) names, in the API schema's order; see `queueFields`. */
+export function queueItemFields(item: QueueItemRecord) {
+  return {
+    id: item.id,
+    project_id: item.projectId,
+    queue_id: item.queueId,
+    call_id: item.callId,
+    call_started_at: item.callStartedAt,
+    call_ended_at: item.callEndedAt,
+    call_op_name: item.callOpName,
+    call_trace_id: item.callTraceId,
+    display_fields: item.displayFields,
+    added_by: item.addedBy,
+    created_at: item.createdAt,
+    created_by: item.createdBy,
+    updated_at: item.updatedAt,
+    deleted_at: item.deletedAt,
+  };
 }
 
 export interface QueueItemFilter {
@@ -101,17 +139,7 @@ export class SqlAnnotationQueueRepository implements AnnotationQueueRepository {
   async insertQueue(queue: QueueRecord): Promise<void> {
     await this.db
       .insertInto("trace_annotation_queues")
-      .values({
-        id: queue.id,
-        project_id: queue.projectId,
-        name: queue.name,
-        description: queue.description,
-        scorer_refs: encodeJson(queue.scorerRefs),
-        created_by: queue.createdBy,
-        created_at: queue.createdAt,
-        updated_at: queue.updatedAt,
-        deleted_at: queue.deletedAt,
-      })
+      .values({ ...queueFields(queue), scorer_refs: encodeJson(queue.scorerRefs) })
       .execute();
   }
 
@@ -157,22 +185,7 @@ export class SqlAnnotationQueueRepository implements AnnotationQueueRepository {
       await this.db
         .insertInto("trace_annotation_queue_items")
         .values(
-          chunk.map((item) => ({
-            id: item.id,
-            project_id: item.projectId,
-            queue_id: item.queueId,
-            call_id: item.callId,
-            call_started_at: item.callStartedAt,
-            call_ended_at: item.callEndedAt,
-            call_op_name: item.callOpName,
-            call_trace_id: item.callTraceId,
-            display_fields: encodeJson(item.displayFields),
-            added_by: item.addedBy,
-            created_by: item.createdBy,
-            created_at: item.createdAt,
-            updated_at: item.updatedAt,
-            deleted_at: item.deletedAt,
-          })),
+          chunk.map((item) => ({ ...queueItemFields(item), display_fields: encodeJson(item.displayFields) })),
         )
         .onConflict((oc) => oc.columns(["queue_id", "call_id"]).doNothing())
         .execute();

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../schema.js";
-import { compareByCodePoint } from "../json/python-dumps.js";
-import { chunked } from "./dialect.js";
+import { compareByCodePoint } from "../../../python-format.js";
+import { chunked } from "../../dialect.js";
 import { type ObjectLabelRepository, type ObjectVersionKey, versionKey } from "../repository.js";
 
 export class SqlObjectLabelRepository implements ObjectLabelRepository {

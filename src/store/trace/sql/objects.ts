@@ -4,7 +4,7 @@ import type { DialectName } from "../../db.js";
 import type { Database } from "../../schema.js";
 import type { NewObjectVersion, ObjectRepository, ObjectVersionQuery, ObjectVersionRecord, VersionSelector } from "../repository.js";
 import type { TraceObjectsTable } from "../schema.js";
-import { byCodePoint } from "./dialect.js";
+import { byCodePoint } from "../../dialect.js";
 
 /** Concurrent creates of one object race for the next version index; the loser retries. */
 const MAX_CREATE_ATTEMPTS = 8;

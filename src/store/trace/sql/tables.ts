@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { decodeJson, encodeJson } from "../../json.js";
 import type { Database } from "../../schema.js";
 import type { StoredRow, TableRepository } from "../repository.js";
-import { chunked } from "./dialect.js";
+import { chunked } from "../../dialect.js";
 
 /** Rows are stored once per project by digest; a table is its ordered list of row digests. */
 export class SqlTableRepository implements TableRepository {

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { PyFloat, PyInt, parseJsonLossless } from "./lossless.js";
-import { compareByCodePoint, pythonJsonDumps, pythonJsonString } from "./python-dumps.js";
+import { compareByCodePoint, PyFloat, PyInt, pythonFloatRepr, pythonJsonDumps, pythonJsonString, pythonRepr, pythonSetRepr, pythonStr } from "./python-format.js";
+import { parseJsonLossless } from "./store/trace/json/lossless.js";
 
 const sorted = (value: unknown) => pythonJsonDumps(value, { sortKeys: true });
 
@@ -85,5 +85,66 @@ describe.skipIf(!hasPython)("agreement with CPython's json module", () => {
     expect(cases).toHaveLength(400);
     const mismatches = cases.filter(([source, expected]) => sorted(parseJsonLossless(source)) !== expected);
     expect(mismatches.slice(0, 3)).toEqual([]);
+  });
+});
+
+describe("pythonFloatRepr", () => {
+  // Expected strings are what CPython's repr() prints for each value.
+  it.each([
+    [1, "1.0"],
+    [-0, "-0.0"],
+    [0.1, "0.1"],
+    [1e16, "1e+16"],
+    [1e15, "1000000000000000.0"],
+    [123456789012345680, "1.2345678901234568e+17"],
+    [0.0001, "0.0001"],
+    [0.00001, "1e-05"],
+    [1.5e-7, "1.5e-07"],
+    [1e100, "1e+100"],
+    [5e-324, "5e-324"],
+    [1.7976931348623157e308, "1.7976931348623157e+308"],
+    [-2.5, "-2.5"],
+    [1234.5678, "1234.5678"],
+    [Number.NaN, "NaN"],
+    [Infinity, "Infinity"],
+    [-Infinity, "-Infinity"],
+  ])("repr(%s) is %s", (value, expected) => {
+    expect(pythonFloatRepr(value)).toBe(expected);
+  });
+});
+
+describe("pythonRepr and pythonStr", () => {
+  // Expected strings are what CPython's repr() and str() print for the same values.
+  it("prints None, booleans, ints and floats as Python does", () => {
+    expect([null, undefined, true, false, 3, 0.5, new PyFloat(2), new PyInt(10n ** 20n)].map((value) => pythonRepr(value))).toEqual(["None", "None", "True", "False", "3", "0.5", "2.0", "100000000000000000000"]);
+    expect([Number.NaN, Infinity, -Infinity, new PyFloat(Number.NaN)].map((value) => pythonRepr(value))).toEqual(["nan", "inf", "-inf", "nan"]);
+  });
+
+  it("prints every number as a float when asked (a parameter Python holds as float)", () => {
+    expect(pythonStr(3, { float: true })).toBe("3.0");
+    expect(pythonStr([1, 2], { float: true })).toBe("[1.0, 2.0]");
+    expect(pythonStr(1e-5, { float: true })).toBe("1e-05");
+    expect(pythonStr(3)).toBe("3");
+  });
+
+  it("quotes strings as repr does and leaves them bare in str", () => {
+    expect(pythonRepr("plain")).toBe("'plain'");
+    expect(pythonRepr("it's")).toBe(`"it's"`);
+    expect(pythonRepr(`it's "so"`)).toBe(`'it\\'s "so"'`);
+    expect(pythonRepr("a\\b\n\t\u0001")).toBe("'a\\\\b\\n\\t\\x01'");
+    expect(pythonStr("it's")).toBe("it's");
+    expect(pythonStr({ k: ["v", 1] })).toBe("{'k': ['v', 1]}");
+  });
+
+  it("prints sets of strings", () => {
+    expect(pythonSetRepr([])).toBe("set()");
+    expect(pythonSetRepr(["a", "b"])).toBe("{'a', 'b'}");
+  });
+});
+
+describe("pythonJsonDumps with ensure_ascii=False", () => {
+  it("keeps non-ASCII text and escapes only quotes, backslashes and controls", () => {
+    expect(pythonJsonDumps({ "é": ["中", 'q"\\', "\n"] }, { ensureAscii: false })).toBe('{"é": ["中", "q\\"\\\\", "\\n"]}');
+    expect(pythonJsonDumps({ b: 1.5, a: 1e-7 }, { ensureAscii: false })).toBe('{"b": 1.5, "a": 1e-07}');
   });
 });

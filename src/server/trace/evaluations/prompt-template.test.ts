@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PyFloat } from "../../../store/trace/json/lossless.js";
-import { formatPython, pythonRepr, TemplateError } from "./python-format.js";
+import { PyFloat, pythonRepr } from "../../../python-format.js";
+import { formatPython, TemplateError } from "./prompt-template.js";
 
 describe("Python str.format for prompt templates", () => {
   it("fills named fields, nested keys, escapes and conversions as Python prints them", () => {

@@ -1,4 +1,4 @@
-import { PyFloat, PyInt, pythonFloatRepr } from "../../../store/trace/json/lossless.js";
+import { pythonRepr, pythonStr } from "../../../python-format.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
 
 /**
@@ -64,39 +64,4 @@ function replacement(field: string, values: Record<string, unknown>): string {
 function applySpec(spec: string, text: string, field: string): string {
   if (spec === "") return text;
   throw new TemplateError(`Format spec ':${spec}' in '{${field}}' is not supported: write the value as it is`);
-}
-
-/** Python's `str()` of a JSON value. */
-export function pythonStr(value: unknown): string {
-  return typeof value === "string" ? value : pythonRepr(value);
-}
-
-/** Python's `repr()` of a JSON value (what `str()` prints for lists and dicts). */
-export function pythonRepr(value: unknown): string {
-  if (value === null || value === undefined) return "None";
-  if (value === true) return "True";
-  if (value === false) return "False";
-  if (value instanceof PyFloat) return Number.isFinite(value.value) ? pythonFloatRepr(value.value) : Number.isNaN(value.value) ? "nan" : value.value > 0 ? "inf" : "-inf";
-  if (value instanceof PyInt) return value.value.toString();
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : pythonFloatRepr(value);
-  if (typeof value === "string") return stringRepr(value);
-  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(", ")}]`;
-  if (isJsonObject(value)) return `{${Object.entries(value).map(([key, item]) => `${stringRepr(key)}: ${pythonRepr(item)}`).join(", ")}}`;
-  return String(value);
-}
-
-function stringRepr(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of text) {
-    const code = ch.codePointAt(0)!;
-    if (ch === "\\") out += "\\\\";
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else out += ch;
-  }
-  return out + quote;
 }

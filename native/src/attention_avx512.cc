@@ -1,0 +1,317 @@
+// AVX-512 attention for one query head with head_dim = 16·C: the AVX2 kernels' loops on 16-float
+// registers, half the instructions per cached key and value. The query, the output and (in the
+// backward) dO stay in registers; S independent chains over positions hide the FMA latency, in a
+// fixed order for a given `visible`, so decode and prefill agree bit for bit.
+#include "attention.h"
+
+#include <algorithm>
+
+#include "simd.h"
+
+#if FLYWHEEL_HAVE_X86
+
+namespace flywheel {
+
+namespace {
+
+// Chains over positions: enough independent accumulators (S·C) to keep both FMA pipes busy.
+constexpr int chains(int c) { return c >= 8 ? 1 : 8 / c; }
+
+// The four sums of four 16-lane vectors: each folded to 8 lanes, then one transposing reduction.
+FLYWHEEL_AVX512 inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  const auto fold = [](__m512 v) FLYWHEEL_AVX512 { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))); };
+  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));
+  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+template <int C>
+FLYWHEEL_AVX512 inline __m128 dot4(const __m512* x, const float* rows, size_t stride) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) {
+    s0 = _mm512_fmadd_ps(x[c], _mm512_loadu_ps(rows + 16 * c), s0);
+    s1 = _mm512_fmadd_ps(x[c], _mm512_loadu_ps(rows + stride + 16 * c), s1);
+    s2 = _mm512_fmadd_ps(x[c], _mm512_loadu_ps(rows + 2 * stride + 16 * c), s2);
+    s3 = _mm512_fmadd_ps(x[c], _mm512_loadu_ps(rows + 3 * stride + 16 * c), s3);
+  }
+  return reduce4(s0, s1, s2, s3);
+}
+
+template <int C>
+FLYWHEEL_AVX512 inline float dot1(const __m512* x, const float* row) {
+  __m512 s = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) s = _mm512_fmadd_ps(x[c], _mm512_loadu_ps(row + 16 * c), s);
+  return _mm_cvtss_f32(reduce4(s, _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()));
+}
+
+template <int C>
+FLYWHEEL_AVX512 inline void dots(const __m512* x, const float* rows, size_t stride, int visible, float* out) {
+  int j = 0;
+  for (; j + 4 <= visible; j += 4) _mm_storeu_ps(out + j, dot4<C>(x, rows + j * stride, stride));
+  for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
+}
+
+template <int C>
+FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
+  __m512 q[C];
+  const __m512 scale = _mm512_set1_ps(head.scale);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) q[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
+  const size_t stride = head.stride;
+  const int visible = head.visible;
+  float* scores = head.scores;
+  dots<C>(q, head.keys, stride, visible, scores);
+
+  const VectorOps& ops = vector_ops_avx2();
+  const float max = ops.max(scores, visible);
+  const float inverse_sum = 1.0f / ops.exp_shifted(scores, visible, max);
+
+  constexpr int S = chains(C);
+  __m512 acc[S][C];
+#pragma GCC unroll 16
+  for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) acc[s][c] = _mm512_setzero_ps();
+  }
+  int j = 0;
+  for (; j + S <= visible; j += S) {
+#pragma GCC unroll 16
+    for (int s = 0; s < S; s++) {
+      const float* v = head.values + (j + s) * stride;
+      const __m512 weight = _mm512_set1_ps(scores[j + s]);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[s][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[s][c]);
+    }
+  }
+  for (; j < visible; j++) {
+    const float* v = head.values + j * stride;
+    const __m512 weight = _mm512_set1_ps(scores[j]);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
+  }
+  // The chains added in a fixed tree: (0 + 1) + (2 + 3).
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) {
+    if constexpr (S == 4) {
+      acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
+    } else if constexpr (S == 2) {
+      acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
+    }
+  }
+  const __m512 normalize = _mm512_set1_ps(inverse_sum);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) _mm512_storeu_ps(head.out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+}
+
+template <int C>
+FLYWHEEL_AVX512 void backward_kernel(const AttentionBackwardHead& head) {
+  const int n = head.visible;
+  const size_t stride = head.stride;
+  float* p = head.scratch;
+  float* dp = head.scratch + n;
+  __m512 x[C];
+  // Scores as the forward computes them (query scaled first), then the probabilities.
+  const __m512 scale = _mm512_set1_ps(head.scale);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) x[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
+  dots<C>(x, head.keys, stride, n, p);
+  const VectorOps& ops = vector_ops_avx2();
+  const float max = ops.max(p, n);
+  const float inverse_sum = 1.0f / ops.exp_shifted(p, n, max);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) x[c] = _mm512_loadu_ps(head.d_out + 16 * c);
+  dots<C>(x, head.values, stride, n, dp);
+  __m512 weighted = _mm512_setzero_ps();
+  const __m512 normalize = _mm512_set1_ps(inverse_sum);
+  int j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 pj = _mm512_mul_ps(_mm512_loadu_ps(p + j), normalize);
+    _mm512_storeu_ps(p + j, pj);
+    weighted = _mm512_fmadd_ps(pj, _mm512_loadu_ps(dp + j), weighted);
+  }
+  float mean = _mm_cvtss_f32(reduce4(weighted, _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()));
+  for (; j < n; j++) {
+    p[j] *= inverse_sum;
+    mean += p[j] * dp[j];
+  }
+  constexpr int S = chains(C);
+  constexpr int hd = 16 * C;
+  __m512 dq[S][C];
+  __m512 qv[C], gv[C];
+#pragma GCC unroll 16
+  for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) dq[s][c] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) qv[c] = _mm512_loadu_ps(head.query + 16 * c), gv[c] = _mm512_loadu_ps(head.d_out + 16 * c);
+  // One position's updates, into dq chain `s`.
+  const auto update = [&](int j, __m512* dq_chain) FLYWHEEL_AVX512 {
+    const float ds = p[j] * (dp[j] - mean) * head.scale;
+    const __m512 dsv = _mm512_set1_ps(ds);
+    const __m512 pv = _mm512_set1_ps(p[j]);
+    const float* k = head.keys + j * stride;
+    float* dk = head.d_keys + static_cast<size_t>(j) * hd;
+    float* dv = head.d_values + static_cast<size_t>(j) * hd;
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      dq_chain[c] = _mm512_fmadd_ps(dsv, _mm512_loadu_ps(k + 16 * c), dq_chain[c]);
+      _mm512_storeu_ps(dk + 16 * c, _mm512_fmadd_ps(dsv, qv[c], _mm512_loadu_ps(dk + 16 * c)));
+      _mm512_storeu_ps(dv + 16 * c, _mm512_fmadd_ps(pv, gv[c], _mm512_loadu_ps(dv + 16 * c)));
+    }
+  };
+  j = 0;
+  for (; j + S <= n; j += S) {
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) update(j + s, dq[s]);
+  }
+  for (; j < n; j++) update(j, dq[0]);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) {
+    __m512 sum = dq[0][c];
+    if constexpr (S == 4) {
+      sum = _mm512_add_ps(_mm512_add_ps(dq[0][c], dq[1][c]), _mm512_add_ps(dq[2][c], dq[3][c]));
+    } else if constexpr (S == 2) {
+      sum = _mm512_add_ps(dq[0][c], dq[1][c]);
+    }
+    _mm512_storeu_ps(head.d_query + 16 * c, sum);
+  }
+}
+
+// One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
+// key's d_keys/d_values rows are loaded once, get N fused multiply-adds each, and are stored once.
+template <int C, int N>
+FLYWHEEL_AVX512 void backward_group_pass(const AttentionBackwardHeads& heads, int first) {
+  constexpr int hd = 16 * C;
+  const int n = heads.visible;
+  const size_t stride = heads.stride;
+  const float* p[N];
+  __m512 q[N][C], g[N][C], dq[N][C];
+#pragma GCC unroll 8
+  for (int b = 0; b < N; b++) {
+    p[b] = heads.scratch + static_cast<size_t>(2 * (first + b)) * n;
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      // Register-held only where they fit beside the sums; else re-read from L1 by the compiler.
+      q[b][c] = _mm512_loadu_ps(heads.query + (first + b) * hd + 16 * c);
+      g[b][c] = _mm512_loadu_ps(heads.d_out + (first + b) * hd + 16 * c);
+      dq[b][c] = _mm512_setzero_ps();
+    }
+  }
+  const float* keys = heads.keys;
+  float* d_keys = heads.d_keys;
+  float* d_values = heads.d_values;
+  for (int j = 0; j < n; j++) {
+    const float* k = keys + j * stride;
+    float* dk = d_keys + static_cast<size_t>(j) * hd;
+    float* dv = d_values + static_cast<size_t>(j) * hd;
+    __m512 kv[C], adk[C], adv[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      kv[c] = _mm512_loadu_ps(k + 16 * c);
+      adk[c] = _mm512_loadu_ps(dk + 16 * c);
+      adv[c] = _mm512_loadu_ps(dv + 16 * c);
+    }
+#pragma GCC unroll 8
+    for (int b = 0; b < N; b++) {
+      const __m512 dsv = _mm512_set1_ps(p[b][n + j]);
+      const __m512 pv = _mm512_set1_ps(p[b][j]);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        dq[b][c] = _mm512_fmadd_ps(dsv, kv[c], dq[b][c]);
+        adk[c] = _mm512_fmadd_ps(dsv, q[b][c], adk[c]);
+        adv[c] = _mm512_fmadd_ps(pv, g[b][c], adv[c]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      _mm512_storeu_ps(dk + 16 * c, adk[c]);
+      _mm512_storeu_ps(dv + 16 * c, adv[c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < N; b++) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(heads.d_query + (first + b) * hd + 16 * c, dq[b][c]);
+  }
+}
+
+// The heads of a group: first each head's probabilities p and dS = p·(dP − D)·scale (exactly as
+// backward_kernel computes them), then passes over the keys, up to B heads at a time with their
+// dq in registers, each key's d_keys/d_values rows loaded and stored once per pass.
+template <int C>
+FLYWHEEL_AVX512 void backward_group_kernel(const AttentionBackwardHeads& heads) {
+  constexpr int B = C >= 8 ? 1 : 8 / C;
+  constexpr int hd = 16 * C;
+  const int n = heads.visible;
+  const size_t stride = heads.stride;
+  const VectorOps& ops = vector_ops_avx2();
+  const __m512 scale = _mm512_set1_ps(heads.scale);
+  for (int g = 0; g < heads.heads; g++) {
+    float* p = heads.scratch + static_cast<size_t>(2 * g) * n;
+    float* ds = p + n;
+    const float* query = heads.query + g * hd;
+    const float* d_out = heads.d_out + g * hd;
+    __m512 x[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) x[c] = _mm512_mul_ps(_mm512_loadu_ps(query + 16 * c), scale);
+    dots<C>(x, heads.keys, stride, n, p);
+    const float max = ops.max(p, n);
+    const float inverse_sum = 1.0f / ops.exp_shifted(p, n, max);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) x[c] = _mm512_loadu_ps(d_out + 16 * c);
+    dots<C>(x, heads.values, stride, n, ds);
+    __m512 weighted = _mm512_setzero_ps();
+    const __m512 normalize = _mm512_set1_ps(inverse_sum);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+      const __m512 pj = _mm512_mul_ps(_mm512_loadu_ps(p + j), normalize);
+      _mm512_storeu_ps(p + j, pj);
+      weighted = _mm512_fmadd_ps(pj, _mm512_loadu_ps(ds + j), weighted);
+    }
+    float mean = _mm_cvtss_f32(reduce4(weighted, _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()));
+    for (; j < n; j++) {
+      p[j] *= inverse_sum;
+      mean += p[j] * ds[j];
+    }
+    for (j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - mean) * heads.scale;
+  }
+  for (int first = 0; first < heads.heads; first += B) {
+    switch (std::min(B, heads.heads - first)) {
+      case 1: backward_group_pass<C, 1>(heads, first); break;
+      case 2: backward_group_pass<C, std::min(B, 2)>(heads, first); break;
+      case 3: backward_group_pass<C, std::min(B, 3)>(heads, first); break;
+      default: backward_group_pass<C, B>(heads, first); break;
+    }
+  }
+}
+
+}  // namespace
+
+AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim) {
+  if (head_dim == 32) return backward_group_kernel<2>;
+  if (head_dim == 64) return backward_group_kernel<4>;
+  if (head_dim == 128) return backward_group_kernel<8>;
+  return nullptr;
+}
+
+AttentionHeadKernel attention_head_avx512(int head_dim) {
+  if (head_dim == 32) return head_kernel<2>;
+  if (head_dim == 64) return head_kernel<4>;
+  if (head_dim == 128) return head_kernel<8>;
+  return nullptr;
+}
+
+AttentionBackwardKernel attention_backward_avx512(int head_dim) {
+  if (head_dim == 32) return backward_kernel<2>;
+  if (head_dim == 64) return backward_kernel<4>;
+  if (head_dim == 128) return backward_kernel<8>;
+  return nullptr;
+}
+
+}  // namespace flywheel
+
+#endif
