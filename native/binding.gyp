@@ -33,12 +33,12 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fexceptions", "-Wall", "-Wextra", "-Wno-unused-parameter"],
       "ldflags": ["-pthread"],
       "xcode_settings": {
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
         "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
-        "OTHER_CPLUSPLUSFLAGS": ["-O3", "-ffp-contract=off"]
+        "OTHER_CPLUSPLUSFLAGS": ["-O3", "-ffp-contract=off", "-fno-math-errno"]
       },
       "msvs_settings": {"VCCLCompilerTool": {"ExceptionHandling": 1}}
     }
