@@ -24,6 +24,15 @@ function choice(content: string, ids: number[], logprobs = ids.map((_, i) => -0.
 }
 
 describe("tokenizeHistory", () => {
+  it("trains an exchange's reported ids as they are, even past the tokenizer's vocabulary (the model's LM head can be larger)", () => {
+    const beyond = tokenizer.vocabSize + 3;
+    const sampled: ChoiceJson = { finish_reason: "length", index: 0, message: { role: "assistant", content: "" }, token_ids: [65, beyond], logprobs: null };
+    const history: HistoryJson = { messages_and_choices: [{ role: "user", content: "Q" }, sampled], exchange: { prompt_token_ids: [1, 2, 3] } };
+    const tokenized = tokenizeHistory(history, deps, true, ["trajectory"])!;
+    expect(tokenized.tokenIds).toEqual([1, 2, 3, 65, beyond]);
+    expect(tokenized.assistantMask).toEqual([0, 0, 0, 1, 1]);
+  });
+
   it("splices each Choice's sampled tokens into the rendered conversation, without the template's duplicate end token", () => {
     // "hello" would re-tokenize as one piece; the sampler produced it byte by byte, and that is what must be trained.
     const first = [...bytesOf("hello"), imEnd];

@@ -44,7 +44,7 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
   const allTrainable = trainableFlags(history, allItems, allowTrainingWithoutLogprobs);
   const last = allTrainable.lastIndexOf(true);
   if (last < 0) return null;
-  const exact = exactExchangeTokens(history, allItems[last]!, last, deps.tokenizer.vocabSize, loc);
+  const exact = exactExchangeTokens(history, allItems[last]!, last);
   if (exact) return exact;
   const items = allItems.slice(0, last + 1);
   const trainable = allTrainable.slice(0, last + 1);
@@ -98,16 +98,15 @@ export function tokenizeHistory(history: HistoryJson, deps: ChatTemplateDeps, al
 /**
  * An exchange whose response reported the prompt's and the choice's token ids trains on exactly
  * those ids (no re-rendering, so nothing a template or tokenizer does differently can shift them);
- * null when it did not report both.
+ * null when it did not report both. The ids are checked against the model's vocabulary with every
+ * other result's (`planRlJob`): the model's, not the tokenizer's, which can be smaller (the
+ * sampler draws from every row of the LM head, as vLLM does).
  */
-function exactExchangeTokens(history: HistoryJson, final: HistoryItem, finalIndex: number, vocabSize: number, loc: Loc): TokenizedHistory | null {
+function exactExchangeTokens(history: HistoryJson, final: HistoryItem, finalIndex: number): TokenizedHistory | null {
   const promptIds = history.exchange?.prompt_token_ids;
   if (!promptIds || !isChoice(final)) return null;
   const sampledIds = exactChoiceTokenIds(final);
   if (!sampledIds) return null;
-  if ([...promptIds, ...sampledIds].some((id) => id >= vocabSize)) {
-    throw new TrainingInputError([...loc, "response"], `token ids must be below the model's vocabulary size (${vocabSize}); was the exchange sampled from another model?`);
-  }
   const entries = final.logprobs?.content ?? [];
   const sampledLogprobs =
     Array.isArray(entries) && entries.length === sampledIds.length && entries.every((entry) => typeof entry?.logprob === "number")
