@@ -119,9 +119,9 @@ describe("chat_completions exchanges", () => {
     expect(tokenizeHistory(history, deps, false, [])!.tokenIds).toEqual([...enc("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n"), ...reply]);
   });
 
-  it("refuse exact token ids beyond the vocabulary", () => {
+  it("keep exact token ids past the tokenizer's vocabulary: the plan checks every result against the model's", () => {
     const choice = { ...sampled("x", [1]), token_ids: [tokenizer.vocabSize] };
     const { history, loc } = historiesOf({ messages_and_choices: [], exchanges: { chat_completions: [exchange([{ role: "user", content: "Q" }], choice, { prompt_token_ids: [1] })] } }, [])[0]!;
-    expect(() => tokenizeHistory(history, deps, false, loc)).toThrow(/vocabulary size/);
+    expect(tokenizeHistory(history, deps, false, loc)!.tokenIds).toEqual([1, tokenizer.vocabSize]);
   });
 });
