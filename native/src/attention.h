@@ -75,9 +75,8 @@ void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHea
 // AVX2 kernels for head_dim 32, 64 and 128, else null.
 AttentionHeadKernel attention_head_avx2(int head_dim);
 AttentionBackwardKernel attention_backward_avx2(int head_dim);
-// AVX-512 kernels for the same head sizes, else null.
+// AVX-512 kernels for the same head sizes, else null (the backward takes a kv head's query heads at once).
 AttentionHeadKernel attention_head_avx512(int head_dim);
-AttentionBackwardKernel attention_backward_avx512(int head_dim);
 AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim);
 #endif
 

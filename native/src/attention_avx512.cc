@@ -106,81 +106,6 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   for (int c = 0; c < C; c++) _mm512_storeu_ps(head.out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
 }
 
-template <int C>
-FLYWHEEL_AVX512 void backward_kernel(const AttentionBackwardHead& head) {
-  const int n = head.visible;
-  const size_t stride = head.stride;
-  float* p = head.scratch;
-  float* dp = head.scratch + n;
-  __m512 x[C];
-  // Scores as the forward computes them (query scaled first), then the probabilities.
-  const __m512 scale = _mm512_set1_ps(head.scale);
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) x[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
-  dots<C>(x, head.keys, stride, n, p);
-  const VectorOps& ops = vector_ops_avx2();
-  const float max = ops.max(p, n);
-  const float inverse_sum = 1.0f / ops.exp_shifted(p, n, max);
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) x[c] = _mm512_loadu_ps(head.d_out + 16 * c);
-  dots<C>(x, head.values, stride, n, dp);
-  __m512 weighted = _mm512_setzero_ps();
-  const __m512 normalize = _mm512_set1_ps(inverse_sum);
-  int j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const __m512 pj = _mm512_mul_ps(_mm512_loadu_ps(p + j), normalize);
-    _mm512_storeu_ps(p + j, pj);
-    weighted = _mm512_fmadd_ps(pj, _mm512_loadu_ps(dp + j), weighted);
-  }
-  float mean = _mm_cvtss_f32(reduce4(weighted, _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()));
-  for (; j < n; j++) {
-    p[j] *= inverse_sum;
-    mean += p[j] * dp[j];
-  }
-  constexpr int S = chains(C);
-  constexpr int hd = 16 * C;
-  __m512 dq[S][C];
-  __m512 qv[C], gv[C];
-#pragma GCC unroll 16
-  for (int s = 0; s < S; s++) {
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) dq[s][c] = _mm512_setzero_ps();
-  }
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) qv[c] = _mm512_loadu_ps(head.query + 16 * c), gv[c] = _mm512_loadu_ps(head.d_out + 16 * c);
-  // One position's updates, into dq chain `s`.
-  const auto update = [&](int j, __m512* dq_chain) FLYWHEEL_AVX512 {
-    const float ds = p[j] * (dp[j] - mean) * head.scale;
-    const __m512 dsv = _mm512_set1_ps(ds);
-    const __m512 pv = _mm512_set1_ps(p[j]);
-    const float* k = head.keys + j * stride;
-    float* dk = head.d_keys + static_cast<size_t>(j) * hd;
-    float* dv = head.d_values + static_cast<size_t>(j) * hd;
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      dq_chain[c] = _mm512_fmadd_ps(dsv, _mm512_loadu_ps(k + 16 * c), dq_chain[c]);
-      _mm512_storeu_ps(dk + 16 * c, _mm512_fmadd_ps(dsv, qv[c], _mm512_loadu_ps(dk + 16 * c)));
-      _mm512_storeu_ps(dv + 16 * c, _mm512_fmadd_ps(pv, gv[c], _mm512_loadu_ps(dv + 16 * c)));
-    }
-  };
-  j = 0;
-  for (; j + S <= n; j += S) {
-#pragma GCC unroll 8
-    for (int s = 0; s < S; s++) update(j + s, dq[s]);
-  }
-  for (; j < n; j++) update(j, dq[0]);
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) {
-    __m512 sum = dq[0][c];
-    if constexpr (S == 4) {
-      sum = _mm512_add_ps(_mm512_add_ps(dq[0][c], dq[1][c]), _mm512_add_ps(dq[2][c], dq[3][c]));
-    } else if constexpr (S == 2) {
-      sum = _mm512_add_ps(dq[0][c], dq[1][c]);
-    }
-    _mm512_storeu_ps(head.d_query + 16 * c, sum);
-  }
-}
-
 // One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
 // key's d_keys/d_values rows are loaded once, get N fused multiply-adds each, and are stored once.
 template <int C, int N>
@@ -240,7 +165,7 @@ FLYWHEEL_AVX512 void backward_group_pass(const AttentionBackwardHeads& heads, in
 }
 
 // The heads of a group: first each head's probabilities p and dS = p·(dP − D)·scale (exactly as
-// backward_kernel computes them), then passes over the keys, up to B heads at a time with their
+// the AVX2 backward_kernel computes them), then passes over the keys, up to B heads at a time with their
 // dq in registers, each key's d_keys/d_values rows loaded and stored once per pass.
 template <int C>
 FLYWHEEL_AVX512 void backward_group_kernel(const AttentionBackwardHeads& heads) {
@@ -302,13 +227,6 @@ AttentionHeadKernel attention_head_avx512(int head_dim) {
   if (head_dim == 32) return head_kernel<2>;
   if (head_dim == 64) return head_kernel<4>;
   if (head_dim == 128) return head_kernel<8>;
-  return nullptr;
-}
-
-AttentionBackwardKernel attention_backward_avx512(int head_dim) {
-  if (head_dim == 32) return backward_kernel<2>;
-  if (head_dim == 64) return backward_kernel<4>;
-  if (head_dim == 128) return backward_kernel<8>;
   return nullptr;
 }
 

@@ -77,7 +77,7 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
   AttentionBackwardKernel kernel = nullptr;
   AttentionBackwardGroupKernel group_kernel = nullptr;
 #if defined(__x86_64__)
-  if (level_ == SimdLevel::Avx512) kernel = attention_backward_avx512(hd), group_kernel = attention_backward_group_avx512(hd);
+  if (level_ == SimdLevel::Avx512) group_kernel = attention_backward_group_avx512(hd);
   if (level_ == SimdLevel::Avx2) kernel = attention_backward_avx2(hd);
 #endif
   auto run = [&](int task, int thread) {
