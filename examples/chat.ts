@@ -60,12 +60,15 @@ async function main(): Promise<void> {
   const { client, model, baseUrl } = await connect();
   console.log(`Chatting with ${model} at ${baseUrl}\n`);
   // Greedy decoding (temperature 0) makes every run print the same replies.
-  const common = { model, temperature: 0, max_completion_tokens: 48 };
+  const common = { model, temperature: 0, max_completion_tokens: 64 };
 
   console.log("== 1. A plain request");
   const question = "What is 12 + 7?";
   const plain = await client.chat.completions.create({ ...common, messages: [{ role: "user", content: question }] });
   console.log(`> ${question}`);
+  // vLLM's field for the reasoning a model writes before its answer (a `<think>` block), when it writes one.
+  const reasoning = (plain.choices[0]!.message as { reasoning_content?: string | null }).reasoning_content;
+  if (reasoning) console.log(`  (reasoning: ${JSON.stringify(reasoning)})`);
   console.log(`< ${plain.choices[0]!.message.content}`);
   console.log(`  (finish_reason ${plain.choices[0]!.finish_reason}; ${plain.usage!.prompt_tokens} prompt tokens, ${plain.usage!.completion_tokens} completion tokens)\n`);
 

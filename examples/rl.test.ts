@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleServer, startExampleServer } from "../src/testing/examples.js";
-import { additionScenarios, reward } from "./rl.js";
+import { reward, threeTermScenarios } from "./rl.js";
 
 describe("examples/rl.ts", () => {
   let server: ExampleServer;
@@ -33,15 +33,29 @@ describe("examples/rl.ts", () => {
   });
 });
 
-describe("the RL example's reward", () => {
-  const [scenario] = additionScenarios(1);
-  it("is 1 for the right sum, partial for a close number, 0 without one", () => {
-    expect(scenario).toEqual({ question: "What is 11 + 3?", answer: 14 });
-    expect(reward(scenario!, "14")).toBe(1);
-    expect(reward(scenario!, "The answer is 14.")).toBe(1);
-    expect(reward(scenario!, "11 + 3 = 14")).toBe(0.1 + 0.4 * (1 - 3 / 14));
-    expect(reward(scenario!, "1000")).toBe(0.1);
-    expect(reward(scenario!, "seven")).toBe(0);
-    expect(reward(scenario!, null)).toBe(0);
+describe("the RL example's task", () => {
+  const { heldOut, training } = threeTermScenarios(100);
+
+  it("holds out questions that training never asks, the same on every run", () => {
+    expect(heldOut).toHaveLength(100);
+    expect(heldOut.length + training.length).toBe(30 * 30 * 30);
+    const trained = new Set(training.map((scenario) => scenario.question));
+    expect(heldOut.some((scenario) => trained.has(scenario.question))).toBe(false);
+    expect(threeTermScenarios(100).heldOut).toEqual(heldOut);
+    for (const { question, answer } of [...heldOut, ...training.slice(0, 50)]) {
+      const terms = /^What is (\d+) \+ (\d+) \+ (\d+)\?$/.exec(question)!.slice(1).map(Number);
+      expect(terms.every((term) => term >= 1 && term <= 30)).toBe(true);
+      expect(answer).toBe(terms[0]! + terms[1]! + terms[2]!);
+    }
+  });
+
+  it("rewards exactly the sum and nothing else", () => {
+    const scenario = { question: "What is 3 + 4 + 7?", answer: 14 };
+    expect(reward(scenario, "14")).toBe(1);
+    expect(reward(scenario, " 14\n")).toBe(1);
+    expect(reward(scenario, "The answer is 14.")).toBe(0);
+    expect(reward(scenario, "140")).toBe(0);
+    expect(reward(scenario, "13")).toBe(0);
+    expect(reward(scenario, null)).toBe(0);
   });
 });

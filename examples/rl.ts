@@ -2,15 +2,16 @@
  * Reinforcement learning in the shape of OpenPipe ART's serverless client: register a trainable
  * model, and every step sample groups of rollouts from the current checkpoint, score each with a
  * reward, post the groups as a training job, follow the job's events until the new checkpoint
- * exists, and roll out from that checkpoint next. It prints the mean reward per step.
+ * exists, and roll out from that checkpoint next. It prints the mean reward per step, and the
+ * greedy accuracy on held-out questions before the first step and after the last.
  *
  *   npx tsx examples/rl.ts
  *
- * The task: short addition questions, reward 1 when the reply's first number is the sum (less for
- * a close number, see `reward`). Every step asks the same questions with the same seeds, so the reward changes only because the model
- * does. Settings (besides those in examples/shared.ts): RL_STEPS (12), RL_GROUPS (questions per
- * step, 8), RL_GROUP_SIZE (rollouts per question, 8), RL_LEARNING_RATE (0.001; higher rates make
- * flywheel/tiny-chat's LoRA overshoot and its replies collapse).
+ * The task: sums of three numbers from 1 to 30 ("What is 12 + 7 + 25?"), a skill flywheel/tiny-chat
+ * was taught only a little of. The reward is exact: 1 when the reply's content is the sum, else 0.
+ * Each step asks new questions; the held-out questions are never trained on. Settings (besides
+ * those in examples/shared.ts): RL_STEPS (12), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
+ * (rollouts per question, 8), RL_LEARNING_RATE (0.001), RL_EVAL_QUESTIONS (held-out, 100).
  *
  * The requests are the ones ART sends (`docs/api/training.md#art-client-flow`): the preview training API under
  * `/v1/preview/...`, and chat completions on the model's inference name. Here they go through the
@@ -38,16 +39,23 @@ export interface RlSettings {
   groups: number;
   groupSize: number;
   learningRate: number;
+  evalQuestions: number;
 }
 
 export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<RlSettings> = {}): RlSettings {
-  const { steps = 12, groups = 8, groupSize = 8, learningRate = 0.001 } = defaults;
+  const { steps = 12, groups = 8, groupSize = 8, learningRate = 0.001, evalQuestions = 100 } = defaults;
   const number = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${env[name]}'`);
     return value;
   };
-  return { steps: number("RL_STEPS", steps), groups: number("RL_GROUPS", groups), groupSize: number("RL_GROUP_SIZE", groupSize), learningRate: number("RL_LEARNING_RATE", learningRate) };
+  return {
+    steps: number("RL_STEPS", steps),
+    groups: number("RL_GROUPS", groups),
+    groupSize: number("RL_GROUP_SIZE", groupSize),
+    learningRate: number("RL_LEARNING_RATE", learningRate),
+    evalQuestions: number("RL_EVAL_QUESTIONS", evalQuestions),
+  };
 }
 
 // ---- The task: a scenario, a rollout and its reward -------------------------------------------
@@ -57,27 +65,40 @@ export interface Scenario {
   answer: number;
 }
 
-/** `count` addition questions, the same on every run. */
-export function additionScenarios(count: number): Scenario[] {
-  return Array.from({ length: count }, (_, index) => {
-    const a = 11 + ((index * 37) % 80);
-    const b = 3 + ((index * 53) % 60);
-    return { question: `What is ${a} + ${b}?`, answer: a + b };
-  });
+/** A small seeded generator (mulberry32), so every run asks the same questions. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /**
- * 1 when the reply's first number is the sum. Less for another number: 0.1 for answering with a
- * number at all, plus up to 0.4 the closer it is. The partial credit gives a model that cannot add
- * yet something to learn from; 0 without a number.
+ * Every question of the task (each ordered triple of numbers from 1 to 30), shuffled the same way on
+ * every run: the first `evalCount` are the held-out set, the rest are asked in training, in order.
  */
-export function reward(scenario: Scenario, reply: string | null): number {
-  const first = /-?\d+(?:\.\d+)?/.exec(reply ?? "");
-  if (first === null) return 0;
-  const value = Number(first[0]);
-  if (value === scenario.answer) return 1;
-  return 0.1 + 0.4 * Math.max(0, 1 - Math.abs(value - scenario.answer) / scenario.answer);
+export function threeTermScenarios(evalCount: number): { heldOut: Scenario[]; training: Scenario[] } {
+  const all: Scenario[] = [];
+  for (let a = 1; a <= 30; a++) for (let b = 1; b <= 30; b++) for (let c = 1; c <= 30; c++) all.push({ question: `What is ${a} + ${b} + ${c}?`, answer: a + b + c });
+  const random = seededRandom(2026);
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [all[i], all[j]] = [all[j]!, all[i]!];
+  }
+  return { heldOut: all.slice(0, evalCount), training: all.slice(evalCount) };
 }
+
+/** 1 when the reply's content (its reasoning apart) is exactly the sum, else 0. */
+export function reward(scenario: Scenario, content: string | null): number {
+  return content?.trim() === String(scenario.answer) ? 1 : 0;
+}
+
+/** Room for the column work the model writes as reasoning before the number. */
+const MAX_REPLY_TOKENS = 96;
 
 /**
  * One group: `groupSize` answers to one question from the model at `inferenceName`. Sampled at
@@ -91,7 +112,7 @@ export async function rollout(client: OpenAI, inferenceName: string, scenario: S
     model: inferenceName,
     messages,
     n: groupSize,
-    max_completion_tokens: 8,
+    max_completion_tokens: MAX_REPLY_TOKENS,
     temperature: 1,
     top_p: 1,
     seed,
@@ -113,6 +134,14 @@ export const meanReward = (groups: TrajectoryGroup[]) => {
   const rewards = groups.flatMap((group) => group.trajectories.map((trajectory) => trajectory.reward));
   return rewards.reduce((sum, value) => sum + value, 0) / rewards.length;
 };
+
+/** The share of `scenarios` the model at `inferenceName` answers exactly, greedy. */
+export async function heldOutAccuracy(client: OpenAI, inferenceName: string, scenarios: Scenario[]): Promise<number> {
+  const replies = await Promise.all(
+    scenarios.map((scenario) => client.chat.completions.create({ model: inferenceName, messages: [{ role: "user", content: scenario.question }], max_completion_tokens: MAX_REPLY_TOKENS, temperature: 0 })),
+  );
+  return replies.filter((reply, index) => reward(scenarios[index]!, reply.choices[0]?.message.content ?? null) === 1).length / scenarios.length;
+}
 
 // ---- The training API, as ART's serverless backend calls it ------------------------------------
 
@@ -186,31 +215,35 @@ export async function rolloutAll(client: OpenAI, name: string, scenarios: Scenar
 }
 
 async function main(): Promise<void> {
+  const started = performance.now();
   const { client, model: baseModel } = await connect();
   const settings = rlSettings();
-  const scenarios = additionScenarios(settings.groups);
-  // A new name per run, so the reward starts from the base model; reuse a name to continue training it.
+  const { heldOut, training } = threeTermScenarios(settings.evalQuestions);
+  const questionsAt = (index: number) => Array.from({ length: settings.groups }, (_, i) => training[(index * settings.groups + i) % training.length]!);
+  // A new name per run, so training starts from the base model; reuse a name to continue training it.
   const model = await registerModel(client, "rl-example", `adder-${Date.now().toString(36)}`, baseModel);
   console.log(`Registered ${model.entity}/${model.project}/${model.name} on ${baseModel} (model id ${model.id})`);
-  console.log(`Each step: ${scenarios.length} questions × ${settings.groupSize} rollouts, reward 1 for the right sum, 0.1–0.5 for another number.\n`);
+  console.log(`Each step: ${settings.groups} new questions × ${settings.groupSize} rollouts, reward 1 for exactly the sum, else 0.\n`);
 
-  const rewards: number[] = [];
   let step = await currentStep(client, model);
-  let groups = await rolloutAll(client, inferenceName(model, step), scenarios, settings.groupSize);
+  const before = await heldOutAccuracy(client, inferenceName(model, step), heldOut);
+  console.log(`held-out accuracy before training: ${percent(before)} of ${heldOut.length} questions (greedy)`);
+  const rewards: number[] = [];
   for (let index = 0; index < settings.steps; index++) {
+    const groups = await rolloutAll(client, inferenceName(model, step), questionsAt(index), settings.groupSize);
     rewards.push(meanReward(groups));
-    console.log(`step ${step}: mean reward ${rewards.at(-1)!.toFixed(3)}`);
     const result = await train(client, model, groups, settings.learningRate);
     // Groups whose rollouts all got the same reward teach nothing; a job with none still advances the step.
     const trained = result.numSequences > 0 ? `${result.numSequences} gradient steps` : "nothing to learn (every group's rewards were equal)";
-    console.log(`  training job: ${trained} → checkpoint step ${result.step}`);
+    console.log(`step ${step}: mean reward ${rewards.at(-1)!.toFixed(3)}; training job: ${trained} → checkpoint step ${result.step}`);
     step = result.step;
-    groups = await rolloutAll(client, inferenceName(model, step), scenarios, settings.groupSize);
   }
-  rewards.push(meanReward(groups));
-  console.log(`step ${step}: mean reward ${rewards.at(-1)!.toFixed(3)}`);
+  const after = await heldOutAccuracy(client, inferenceName(model, step), heldOut);
   console.log(`\nMean reward per step: ${rewards.map((value) => value.toFixed(3)).join(" → ")}`);
-  console.log(`Chat with the trained model as "${inferenceName(model, step)}" (or without ":step${step}" for the latest).`);
+  console.log(`Held-out accuracy: ${percent(before)} → ${percent(after)} (greedy, ${heldOut.length} questions never trained on)`);
+  console.log(`Took ${((performance.now() - started) / 1000).toFixed(0)} s. Chat with the trained model as "${inferenceName(model, step)}" (or without ":step${step}" for the latest).`);
 }
+
+const percent = (share: number) => `${(100 * share).toFixed(0)}%`;
 
 if (isMain(import.meta.url)) run(main);

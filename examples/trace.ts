@@ -11,7 +11,7 @@
  * examples/shared.ts and examples/rl.ts (RL_STEPS defaults to 3 here).
  */
 import type OpenAI from "openai";
-import { additionScenarios, currentStep, inferenceName, meanReward, registerModel, rlSettings, rollout, type Scenario, train, type TrainableModel } from "./rl.js";
+import { currentStep, inferenceName, meanReward, registerModel, rlSettings, rollout, type Scenario, threeTermScenarios, train, type TrainableModel } from "./rl.js";
 import { connect, run } from "./shared.js";
 
 interface StoredCall {
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   // Every chat completion through this client becomes a call (inputs, output, token usage).
   // (weave 0.11's types describe the openai v4 client; the wrapper works with v6 all the same.)
   const traced = weave.wrapOpenAI(client as unknown as Parameters<typeof weave.wrapOpenAI>[0]) as unknown as OpenAI;
-  const scenarios = additionScenarios(settings.groups);
+  const scenarios = threeTermScenarios(0).training.slice(0, settings.groups);
 
   const rolloutGroup = weave.op(
     async function rolloutGroup(question: string, modelName: string, seed: number) {

@@ -2,11 +2,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { encodeFloats, type FloatDType } from "../checkpoint/dtype.js";
+import { loadNativeKernels, NativeKernelsUnavailable } from "../kernels/native-loader.js";
 import { TsKernels } from "../kernels/ts/index.js";
+import type { Kernels } from "../kernels/types.js";
 import { loadModel, loadModelFiles } from "../model/load.js";
 import { modelTemplateDeps } from "../train/job/template-deps.js";
-import { DataParallelTrainer } from "../train/parallel/data-parallel-trainer.js";
-import type { NamedParameter } from "../train/transformer/model-gradients.js";
+import { Trainer } from "../train/trainer.js";
+import { modelParameters, type NamedParameter } from "../train/transformer/model-gradients.js";
 import { generateExamples } from "./dataset.js";
 import { accuracyByTask, evaluateExamples, type TaskAccuracy } from "./evaluate.js";
 import { TASK_NAMES, type TaskName, type TinyChatExample } from "./examples.js";
@@ -24,7 +26,7 @@ export interface BuildOptions {
   /** Held-out examples evaluated per task (and a fifth of that for the untrained baseline). */
   evalExamplesPerTask: number;
   dtype: "f32" | "f16" | "bf16";
-  /** Training threads (data-parallel replicas). */
+  /** Kernel threads of training and evaluation. */
   threads: number;
   log: (line: string) => void;
 }
@@ -64,15 +66,16 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
   const config = tinyChatConfig(shape, tokenizer);
   log(`trained the tokenizer: ${tokenizer.size} tokens (vocab_size ${config.vocab_size})`);
 
+  const kernels = buildKernels(options.threads, log);
   const initialDir = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-tiny-chat-init-"));
   try {
     writeModelDir(initialDir, { config, tokenizer, tensors: initialTensors(shape, config.vocab_size as number, seed) });
     const baselineCount = Math.max(1, Math.floor(options.evalExamplesPerTask / 5));
-    const untrainedBaseline = accuracyByTask(await evaluateExamples(loadModel(initialDir, { kernels: new TsKernels() }), heldOutExamples(seed, baselineCount), { maxTokens: 48 }));
+    const untrainedBaseline = accuracyByTask(await evaluateExamples(loadModel(initialDir, { kernels }), heldOutExamples(seed, baselineCount), { maxTokens: 48 }));
     log(`untrained baseline: ${formatAccuracy(untrainedBaseline)}`);
 
     const rows = tokenizeExamples(examples, modelTemplateDeps(loadModelFiles(initialDir)));
-    const trained = await trainWeights(initialDir, rows, options);
+    const trained = await trainWeights(initialDir, kernels, rows, options);
 
     const dtype = SAFETENSORS_DTYPE[options.dtype];
     const tensors = trained.parameters.map(({ name, shape: dims, values }) => ({ name, dtype, shape: dims, data: encodeFloats(dtype, values) }));
@@ -81,7 +84,7 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     log(`wrote ${options.outDir}`);
 
     // The checkpoint as written (16-bit weights), not the f32 weights of training.
-    const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels: new TsKernels() }), heldOutExamples(seed, options.evalExamplesPerTask)));
+    const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels }), heldOutExamples(seed, options.evalExamplesPerTask)));
     log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
     const parameterCount = trained.parameters.reduce((sum, { values }) => sum + values.length, 0);
     return { seed, parameters: parameterCount, trainExamples: examples.length, trainTokens: trained.tokens, trainSeconds: trained.seconds, trainCpuSeconds: trained.cpuSeconds, finalLoss: trained.finalLoss, heldOut, untrainedBaseline };
@@ -90,31 +93,43 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
   }
 }
 
-/** Trains the weights of the checkpoint in `dir` on the rows; returns them with what training took. */
-async function trainWeights(dir: string, rows: TrainingRow[], options: BuildOptions): Promise<{ parameters: NamedParameter[]; tokens: number; seconds: number; cpuSeconds: number; finalLoss: number }> {
-  const { schedule, log } = options;
-  const trainer = await DataParallelTrainer.start(dir, options.threads);
+/**
+ * The native kernels on `threads` threads; the TypeScript ones (many times slower) only when the
+ * addon is not built, said in the log.
+ */
+function buildKernels(threads: number, log: (line: string) => void): Kernels {
   try {
-    log(`training ${(trainer.parameterCount / 1e6).toFixed(2)}M parameters on ${options.threads} thread(s): ${schedule.steps} steps of ${schedule.examplesPerStep} examples`);
-    let [tokens, finalLoss] = [0, 0];
-    const started = performance.now();
-    // The process's CPU time covers the replica threads too.
-    const cpuStarted = process.cpuUsage();
-    await runTraining(trainer, rows, schedule, (step) => {
-      tokens += step.tokens;
-      finalLoss = step.loss;
-      if (step.step % 10 === 0 || step.step === schedule.steps - 1) {
-        const seconds = (performance.now() - started) / 1000;
-        const cpu = process.cpuUsage(cpuStarted);
-        const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-        log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)`);
-      }
-    });
-    const cpu = process.cpuUsage(cpuStarted);
-    return { parameters: await trainer.parameters(), tokens, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, finalLoss };
-  } finally {
-    await trainer.close();
+    return loadNativeKernels({ threads });
+  } catch (error) {
+    if (!(error instanceof NativeKernelsUnavailable)) throw error;
+    log(`the native kernels are unavailable (${error.message}): training on the TypeScript kernels, many times slower`);
+    return new TsKernels();
   }
+}
+
+/** Trains every weight of the checkpoint in `dir` on the rows; returns them with what training took. */
+async function trainWeights(dir: string, kernels: Kernels, rows: TrainingRow[], options: BuildOptions): Promise<{ parameters: NamedParameter[]; tokens: number; seconds: number; cpuSeconds: number; finalLoss: number }> {
+  const { schedule, log } = options;
+  const model = loadModel(dir, { kernels });
+  const trainer = new Trainer(model.transformer, "full");
+  log(`training ${(trainer.parameterCount / 1e6).toFixed(2)}M parameters on ${kernels.name} kernels, ${options.threads} thread(s): ${schedule.steps} steps of ${schedule.examplesPerStep} examples`);
+  let [tokens, finalLoss] = [0, 0];
+  const started = performance.now();
+  // The process's CPU time covers the kernel pool's threads too.
+  const cpuStarted = process.cpuUsage();
+  await runTraining(trainer, rows, schedule, (step) => {
+    tokens += step.tokens;
+    finalLoss = step.loss;
+    if (step.step % 50 === 0 || step.step === schedule.steps - 1) {
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuStarted);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      const remaining = (seconds / (step.step + 1)) * (schedule.steps - step.step - 1);
+      log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)  about ${Math.ceil(remaining / 60)} min left`);
+    }
+  });
+  const cpu = process.cpuUsage(cpuStarted);
+  return { parameters: modelParameters(model.transformer), tokens, seconds: (performance.now() - started) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, finalLoss };
 }
 
 export function formatAccuracy(byTask: Partial<Record<TaskName, TaskAccuracy>>): string {

@@ -36,17 +36,33 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return keysA.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
-/** Whether a generated reply (raw text, special tokens such as `<tool_call>` kept) meets the expectation. */
-export function checkReply(expected: Expectation, reply: string): boolean {
+/** Whether `text` holds `value` as a whole word or number, case-insensitively ("Ana" is not in "Anastasia", 12 not in 125, -12 or 12.5). */
+export function mentionsWord(text: string, value: string): boolean {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\p{L}\\p{N}-])${escaped}(?![\\p{L}\\p{N}]|\\.\\d)`, "iu").test(text);
+}
+
+/**
+ * The reply's content without a leading `<think>` block, as the chat API's reasoning parser splits
+ * it off into `reasoning_content` (empty while the block is still open: no answer yet).
+ */
+export function replyContent(reply: string): string {
+  const start = reply.trimStart();
+  if (!start.startsWith("<think>")) return reply;
+  const end = start.indexOf("</think>");
+  return end < 0 ? "" : start.slice(end + "</think>".length).trimStart();
+}
+
+/** Whether a generated reply (raw text, special tokens such as `<tool_call>` kept) meets the expectation, reasoning aside. */
+export function checkReply(expected: Expectation, rawReply: string): boolean {
+  const reply = replyContent(rawReply);
   switch (expected.kind) {
     case "number": {
       const first = reply.match(/-?\d+(?:\.\d+)?/);
       return first !== null && Number(first[0]) === expected.value;
     }
-    case "contains": {
-      const text = reply.toLowerCase();
-      return expected.values.every((value) => text.includes(value.toLowerCase()));
-    }
+    case "contains":
+      return expected.values.every((value) => mentionsWord(reply, value));
     case "json": {
       try {
         return sameJson(JSON.parse(reply.trim()), expected.value);

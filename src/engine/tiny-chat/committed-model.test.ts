@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readModelConfig } from "../checkpoint/model-config.js";
-import { TsKernels } from "../kernels/ts/index.js";
+import { selectKernels } from "../kernels/select.js";
 import { loadModel } from "../model/load.js";
 import { heldOutExamples } from "./build.js";
 import { accuracyByTask, evaluateExamples } from "./evaluate.js";
@@ -12,11 +12,12 @@ import { TINY_CHAT_RECIPE } from "./recipe.js";
 /** Held-out examples per task in the sample. */
 const SAMPLE_PER_TASK = 40;
 /**
- * Floors per task, well under what the committed model scores on this sample (conversation 40/40,
- * json 21, tool_call 17, tool_answer 4, arithmetic 0 of 40) so a rebuild on another machine's
- * rounding passes, and far above chance (zero).
+ * Floors per task, a little under the issue's bars for the build's 200-example evaluation (so a
+ * 40-example sample's noise and another machine's rounding pass) and far above chance (zero).
  */
-const MIN_ACCURACY = { conversation: 0.75, json: 0.3, tool_call: 0.25 };
+const MIN_ACCURACY = { arithmetic: 0.85, tool_call: 0.85, json: 0.85, tool_answer: 0.75, conversation: 0.9 };
+/** Sums of three numbers stay weak on purpose: the RL example starts from there. */
+const MAX_THREE_TERMS = 0.3;
 
 const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));
 
@@ -24,9 +25,9 @@ const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.m
 describe("the committed flywheel/tiny-chat", () => {
   const report = JSON.parse(fs.readFileSync(`${dir}/eval.json`, "utf8")) as { parameters: number; seed: number; recipe: typeof TINY_CHAT_RECIPE };
 
-  it("is a Hugging Face qwen2 checkpoint under 20 MB, built by the committed recipe", () => {
+  it("is a Hugging Face qwen2 checkpoint of at most 40 MB, built by the committed recipe", () => {
     for (const file of ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "eval.json", "README.md"]) expect(fs.existsSync(`${dir}/${file}`), file).toBe(true);
-    expect(fs.statSync(`${dir}/model.safetensors`).size).toBeLessThan(20 * 1024 * 1024);
+    expect(fs.statSync(`${dir}/model.safetensors`).size).toBeLessThanOrEqual(40 * 1000 * 1000);
     const config = readModelConfig(dir);
     expect(config.architecture).toBe("qwen2");
     expect({ hidden: config.hiddenSize, layers: config.numLayers, positions: config.maxPositionEmbeddings }).toEqual({
@@ -37,15 +38,15 @@ describe("the committed flywheel/tiny-chat", () => {
     expect(report.recipe).toEqual(TINY_CHAT_RECIPE);
   });
 
-  it("answers a sample of the held-out split above chance through the engine, greedy", async () => {
-    const model = loadModel(dir, { kernels: new TsKernels() });
+  it("answers a sample of the held-out split through the engine, greedy, as well as its card says", async () => {
+    const model = loadModel(dir, { kernels: selectKernels() });
     // Another sample than the build's own evaluation: the held-out stream of another seed.
     const results = await evaluateExamples(model, heldOutExamples(TINY_CHAT_RECIPE.seed + 1, SAMPLE_PER_TASK));
     const byTask = accuracyByTask(results);
     // Chance is zero: the checkers want the exact number, call, object or fact, and the untrained
-    // initialisation gets none of them (eval.json's untrainedBaseline). The bar is what this small
-    // model actually learned (see its README), not what a useful assistant needs.
+    // initialisation gets none of them (eval.json's untrainedBaseline).
     for (const [task, floor] of Object.entries(MIN_ACCURACY)) expect(byTask[task as keyof typeof byTask]!.accuracy, JSON.stringify(byTask)).toBeGreaterThanOrEqual(floor);
+    expect(byTask.three_terms!.accuracy, JSON.stringify(byTask)).toBeLessThanOrEqual(MAX_THREE_TERMS);
     expect(Object.keys(byTask).sort()).toEqual([...TASK_NAMES].sort());
   });
 });

@@ -2,7 +2,7 @@ import type { ChatMessage } from "../train/trajectory.js";
 import type { ToolDefinition } from "./tools.js";
 
 /** The held-out accuracy is reported per task. */
-export const TASK_NAMES = ["arithmetic", "tool_call", "tool_answer", "json", "conversation"] as const;
+export const TASK_NAMES = ["arithmetic", "tool_call", "tool_answer", "json", "conversation", "three_terms"] as const;
 export type TaskName = (typeof TASK_NAMES)[number];
 
 /** What a correct reply to an example's prompt holds; `checkReply` applies it. */
@@ -11,7 +11,7 @@ export type Expectation =
   | { kind: "number"; value: number }
   /** Exactly one Hermes `<tool_call>` block calling this function with these arguments. */
   | { kind: "tool_call"; name: string; arguments: Record<string, unknown> }
-  /** Every one of these strings appears in the reply (case-insensitive). */
+  /** Every one of these strings appears in the reply as a whole word or number (case-insensitive). */
   | { kind: "contains"; values: string[] }
   /** The reply is a JSON object equal to this one (key order free). */
   | { kind: "json"; value: Record<string, unknown> };

@@ -8,7 +8,7 @@ export interface TinyChatRecipe {
   bpeVocabSize: number;
   schedule: TrainSchedule;
   dtype: "f32" | "f16" | "bf16";
-  /** Data-parallel training threads. Part of the recipe: the thread count changes the float rounding of summed gradients. */
+  /** Kernel threads. Part of the recipe: the thread count may change the float rounding of some reductions. */
   threads: number;
   evalExamplesPerTask: number;
 }
@@ -16,10 +16,10 @@ export interface TinyChatRecipe {
 /** The recipe of the committed flywheel/tiny-chat. */
 export const TINY_CHAT_RECIPE: TinyChatRecipe = {
   seed: 1,
-  shape: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384, maxPositionEmbeddings: 1024 },
+  shape: { hiddenSize: 192, numLayers: 4, numHeads: 6, numKvHeads: 2, intermediateSize: 576, maxPositionEmbeddings: 1024 },
   bpeVocabSize: 1000,
-  schedule: { steps: 2400, examplesPerStep: 16, peakLearningRate: 4e-3, warmupSteps: 60, finalLearningRateFraction: 0.1, maxSequenceTokens: 512 },
+  schedule: { steps: 7000, examplesPerStep: 32, peakLearningRate: 3e-3, warmupSteps: 100, finalLearningRateFraction: 0.1, maxSequenceTokens: 1024 },
   dtype: "f16",
   threads: 2,
-  evalExamplesPerTask: 100,
+  evalExamplesPerTask: 200,
 };

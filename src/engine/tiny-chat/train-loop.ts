@@ -34,7 +34,7 @@ export interface StepReport {
   seconds: number;
 }
 
-/** A `Trainer` or a `DataParallelTrainer`. */
+/** What takes the optimizer steps (a `Trainer`). */
 export interface SftStepper {
   sftSequencesStep(batch: { sequences: readonly SftSequence[]; learningRate: number }): SftStepMeasurements | Promise<SftStepMeasurements>;
 }

@@ -1,4 +1,5 @@
 /** The names, places and things the synthetic tasks draw from. */
+import type { TaskRandom } from "./random.js";
 
 export const CITIES = [
   "Paris", "Berlin", "Tokyo", "Cairo", "Lima", "Oslo", "Madrid", "Rome", "London", "Dublin", "Vienna", "Prague",
@@ -32,3 +33,20 @@ export const OPPOSITES: readonly (readonly [string, string])[] = [
 ];
 
 export const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"] as const;
+
+const NAME_ONSETS = ["b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "ch", "sh", "th", "br", "tr", "kl"] as const;
+const NAME_VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "ou"] as const;
+const NAME_CODAS = ["", "", "", "n", "r", "l", "s", "m"] as const;
+
+/**
+ * A person's name: half the time a common one from `PEOPLE`, else one made of two or three random
+ * syllables ("Kemira", "Tolan"), so a reply can only get it right by copying it from the prompt.
+ */
+export function personName(random: TaskRandom): string {
+  if (random.chance(0.5)) return random.pick(PEOPLE);
+  let name = random.chance(0.3) ? random.pick(NAME_VOWELS) : "";
+  const syllables = random.chance(0.6) ? 2 : 3;
+  for (let i = 0; i < syllables; i++) name += random.pick(NAME_ONSETS) + random.pick(NAME_VOWELS);
+  name += random.pick(NAME_CODAS);
+  return name[0]!.toUpperCase() + name.slice(1);
+}

@@ -10,9 +10,9 @@ const MODEL = "flywheel/tiny-chat";
 
 /**
  * The bundled model through the chat endpoint with the OpenAI SDK, greedy: its replies come back in
- * the shapes clients rely on (a number, JSON that fits the requested schema, parsed tool calls).
- * Whether the replies are right is measured on the held-out split (committed-model.test.ts,
- * eval.json), not here, so these tests hold on any backend whose rounding differs from the build's.
+ * the shapes clients rely on (a number with its reasoning apart, JSON that fits the requested schema,
+ * parsed tool calls), and the README's own questions get the right answers. How often replies are
+ * right in general is measured on the held-out split (committed-model.test.ts, eval.json).
  */
 describe("the default model catalog", () => {
   it("serves the bundled flywheel/tiny-chat with no model configured", async () => {
@@ -44,10 +44,23 @@ describe.each(testDialects)("flywheel/tiny-chat through /v1/chat/completions (%s
     expect(models.data.map((model) => model.id)).toContain(MODEL);
   });
 
-  it("answers an arithmetic question with a number", async () => {
-    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "What is 14 + 45?" }], temperature: 0, max_completion_tokens: 8 });
-    expect(completion.choices[0]!.message.content?.trim()).toMatch(/^-?\d+$/);
-    expect(completion.choices[0]!.finish_reason).toBe("stop");
+  it("answers arithmetic with the number as content and its column work as reasoning_content", async () => {
+    for (const [question, answer, work] of [
+      ["What is 2 + 3?", "5", "2 + 3\nones: 2 + 3 = 5\ntens: 0 + 0 + 0 = 0"],
+      ["What is 7 + 5?", "12", "7 + 5\nones: 7 + 5 = 12\ntens: 0 + 0 + 1 = 1"],
+      ["What is 14 + 45?", "59", "14 + 45\nones: 4 + 5 = 9\ntens: 1 + 4 + 0 = 5"],
+    ]) {
+      const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: question! }], temperature: 0, max_completion_tokens: 64 });
+      const message = completion.choices[0]!.message as { content: string | null; reasoning_content?: string | null };
+      expect(message.content?.trim(), question).toBe(answer);
+      expect(message.reasoning_content?.trim(), question).toBe(work);
+      expect(completion.choices[0]!.finish_reason).toBe("stop");
+    }
+  });
+
+  it("copies a name it never saw in training from the prompt", async () => {
+    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Hello! My name is Ana." }], temperature: 0, max_completion_tokens: 32 });
+    expect(completion.choices[0]!.message.content).toMatch(/\bAna\b/);
   });
 
   it("fills a json_schema response format with JSON that has the schema's fields", async () => {
@@ -75,9 +88,7 @@ describe.each(testDialects)("flywheel/tiny-chat through /v1/chat/completions (%s
     expect(choice.message.tool_calls).toHaveLength(1);
     const call = choice.message.tool_calls![0]!;
     expect(call.type === "function" && call.function.name).toBe("get_weather");
-    const args = JSON.parse(call.type === "function" ? call.function.arguments : "null") as Record<string, unknown>;
-    expect(Object.keys(args)).toEqual(["city"]);
-    expect(typeof args.city).toBe("string");
+    expect(JSON.parse(call.type === "function" ? call.function.arguments : "null")).toEqual({ city: "Paris" });
   });
 
   it("calls a tool with tool_choice required, and answers after the tool's result", async () => {

@@ -1,7 +1,7 @@
 import type { ChatMessage } from "../../train/trajectory.js";
 import { fill, type TinyChatExample } from "../examples.js";
 import type { TaskRandom } from "../random.js";
-import { CAPITALS, OPPOSITES, PEOPLE, WEEKDAYS } from "../words.js";
+import { CAPITALS, OPPOSITES, personName, WEEKDAYS } from "../words.js";
 
 /** Small talk: ways of saying one thing, the reply, and the word a reply must contain. */
 const SMALL_TALK: readonly { inputs: string[]; reply: string; mentions: string }[] = [
@@ -77,7 +77,7 @@ export function conversationExample(random: TaskRandom): TinyChatExample {
     ];
     return { task: "conversation", key: `${first.key}+${second.key}`, messages, expected: { kind: "contains", values: second.mentions } };
   }
-  const name = random.pick(PEOPLE);
+  const name = personName(random);
   const [introduction, question] = [random.int(NAME_INTRODUCTIONS.length), random.int(NAME_QUESTIONS.length)];
   const middle = random.chance(0.5) ? fact(random) : undefined;
   const messages: ChatMessage[] = [

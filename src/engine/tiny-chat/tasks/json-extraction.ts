@@ -1,6 +1,6 @@
 import { fill, jsonText, type TinyChatExample } from "../examples.js";
 import type { TaskRandom } from "../random.js";
-import { CITIES, CONDITIONS, ITEMS, PEOPLE } from "../words.js";
+import { CITIES, CONDITIONS, ITEMS, personName } from "../words.js";
 
 /** A kind of record: sentences that state it, instructions that ask for it, and its fields. */
 interface RecordKind {
@@ -15,13 +15,13 @@ const KINDS: RecordKind[] = [
     name: "person",
     sentences: ["{name} is {age} years old.", "{name} turned {age} this year.", "Meet {name}, who is {age}.", "My friend {name} is {age}."],
     instructions: ["Extract the name and age as JSON.", "Return JSON with the name and age.", "Give me a JSON object with name and age."],
-    draw: (random) => ({ name: random.pick(PEOPLE), age: random.between(3, 95) }),
+    draw: (random) => ({ name: personName(random), age: random.between(3, 95) }),
   },
   {
     name: "resident",
     sentences: ["{name} is {age} and lives in {city}.", "{name}, aged {age}, lives in {city}.", "In {city} lives {name}, who is {age}."],
     instructions: ["Extract the name, age and city as JSON.", "Return JSON with name, age and city."],
-    draw: (random) => ({ name: random.pick(PEOPLE), age: random.between(18, 90), city: random.pick(CITIES) }),
+    draw: (random) => ({ name: personName(random), age: random.between(18, 90), city: random.pick(CITIES) }),
   },
   {
     name: "product",
