@@ -1,5 +1,6 @@
 import { spawnModuleThread } from "../../engine/thread-spawn.js";
 import type { StoredJobWork } from "../../worker/job-input.js";
+import { packStoredWork, type PackedStoredWork } from "../../worker/stored-work-transfer.js";
 import type { JobPlanContext } from "./job-plan.js";
 import type { ThreadSlots } from "./thread-slots.js";
 
@@ -9,6 +10,9 @@ export interface JobPlanThreadRequest {
   work: StoredJobWork;
   context: JobPlanContext;
 }
+
+/** What the planning thread receives: the request, its work packed for the crossing. */
+export type JobPlanThreadData = Omit<JobPlanThreadRequest, "work"> & { work: PackedStoredWork };
 
 export type JobPlanThreadReply = { ok: true; json: Uint8Array } | { ok: false; message: string };
 
@@ -29,8 +33,11 @@ export function planJobInThread(request: JobPlanThreadRequest, limits: { memoryM
 
 function planInNewThread(request: JobPlanThreadRequest, memoryMb: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    // The job's input text travels as transferred bytes (packStoredWork), not as a copied string.
+    const { packed, transferList } = packStoredWork(request.work);
     const thread = spawnModuleThread(import.meta.url, "./job-plan-thread", {
-      workerData: request,
+      workerData: { ...request, work: packed } satisfies JobPlanThreadData,
+      transferList,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(64, memoryMb) },
     });
     let settled = false;
