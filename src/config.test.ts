@@ -59,7 +59,7 @@ describe("loadConfig", () => {
 
   it("reads the job settings, with serve's worker on by default", () => {
     const webTrainingData = { maxBytes: 1024 * 1024 * 1024, timeoutMs: 120_000 };
-    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000, webTrainingData, planMemoryMb: 4096, pytorchBaseModels: [] });
+    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000, webTrainingData, planMemoryMb: 4096, planThreads: 2, pytorchBaseModels: [] });
     const env = {
       FLYWHEEL_WORKER_CONCURRENCY: "4",
       FLYWHEEL_JOB_POLL_MS: "50",
@@ -70,9 +70,11 @@ describe("loadConfig", () => {
       FLYWHEEL_TRAINING_DATA_MAX_MB: "2",
       FLYWHEEL_TRAINING_DATA_TIMEOUT_S: "5",
       FLYWHEEL_JOB_PLAN_MEMORY_MB: "512",
+      FLYWHEEL_JOB_PLAN_THREADS: "3",
     };
-    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25, trainerIdleMs: 0, webTrainingData: { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000 }, planMemoryMb: 512, pytorchBaseModels: [] });
+    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25, trainerIdleMs: 0, webTrainingData: { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000 }, planMemoryMb: 512, planThreads: 3, pytorchBaseModels: [] });
     expect(() => loadConfig({}, { FLYWHEEL_JOB_PLAN_MEMORY_MB: "8" })).toThrow(/FLYWHEEL_JOB_PLAN_MEMORY_MB/);
+    expect(() => loadConfig({}, { FLYWHEEL_JOB_PLAN_THREADS: "0" })).toThrow(/FLYWHEEL_JOB_PLAN_THREADS/);
     expect(loadConfig({ "no-worker": true }, {}).jobs.inProcessWorker).toBe(false);
     expect(loadConfig({}, { FLYWHEEL_SERVE_WORKER: "0" }).jobs.inProcessWorker).toBe(false);
     expect(loadConfig({}, { FLYWHEEL_PYTORCH_MODELS: " a/b , c " }).jobs.pytorchBaseModels).toEqual(["a/b", "c"]);

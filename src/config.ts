@@ -68,6 +68,8 @@ export interface JobSettings {
   webTrainingData: { maxBytes: number; timeoutMs: number };
   /** `FLYWHEEL_JOB_PLAN_MEMORY_MB`: heap of the thread that plans a job for the PyTorch worker pool; a plan that needs more fails its job. */
   planMemoryMb: number;
+  /** `FLYWHEEL_JOB_PLAN_THREADS`: most planning threads at once; further plan requests wait for one to finish. */
+  planThreads: number;
   /**
    * `FLYWHEEL_PYTORCH_MODELS`: base model ids whose jobs the PyTorch worker pool trains (over the
    * worker protocol) instead of the built-in trainer; "all" (`*`) sends every job there.
@@ -214,6 +216,7 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
       timeoutMs: parseInteger(env.FLYWHEEL_TRAINING_DATA_TIMEOUT_S ?? "120", "FLYWHEEL_TRAINING_DATA_TIMEOUT_S", 1, 86_400) * 1000,
     },
     planMemoryMb: parseInteger(env.FLYWHEEL_JOB_PLAN_MEMORY_MB ?? "4096", "FLYWHEEL_JOB_PLAN_MEMORY_MB", 64, 1024 * 1024),
+    planThreads: parseInteger(env.FLYWHEEL_JOB_PLAN_THREADS ?? "2", "FLYWHEEL_JOB_PLAN_THREADS", 1, 256),
     pytorchBaseModels: parseModelList(env.FLYWHEEL_PYTORCH_MODELS ?? ""),
   };
 }

@@ -17,8 +17,8 @@ export type ErrorStyle = "detail" | "openai" | "trace" | "anthropic";
 declare module "fastify" {
   interface FastifyContextConfig {
     errorStyle?: ErrorStyle;
-    /** Checks of a route on its raw JSON text, before the text is parsed (`RouteSpec.prescan`). */
-    prescan?: (text: string) => Promise<void>;
+    /** Checks of a route on its raw JSON text as it arrives, before the text is parsed (`RouteSpec.prescan`). */
+    prescan?: () => { feed(chunk: string): void; end(): void };
   }
 }
 

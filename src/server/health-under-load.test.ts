@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../store/db.js";
+import { type DialectName, openStore } from "../store/db.js";
 import { insertManyCalls } from "../testing/big-project.js";
 import { type RunningServer, startServer } from "../testing/cli.js";
 import { healthLatenciesDuring, p99 } from "../testing/health-latency.js";
@@ -27,11 +27,14 @@ const PROJECT = "default/big";
 const KEY = "health-under-load-key-0123456789";
 const BAR_MS = 100;
 /**
- * Relaxed for the two 90 MB trace answers: on the loaded 2-core machine their /health p99 on
+ * Relaxed for the 90 MB trace answers: on the loaded 2-core machine their /health p99 on
  * PostgreSQL stayed at 116–194 ms above an idle p99 of 10–30 ms even after the stalls were fixed
- * (the pg driver's row parsing and the garbage of 90 MB of JSON share the loop); see docs/decisions/operations.md#D-OPS-010.
+ * (the pg driver's row parsing and the garbage of 90 MB of JSON share the loop), and on SQLite at
+ * times just past 100 ms; see docs/decisions/operations.md#D-OPS-010. The query in another order
+ * keeps the 100 ms bar on SQLite: its one sort runs on a reader thread (D-TRACE-064).
  */
-const TRACE_STREAM_BAR_MS = 200;
+const TRACE_STREAM_BAR_MS = { sqlite: 200, postgres: 200 };
+const SORTED_STREAM_BAR_MS = { sqlite: BAR_MS, postgres: 200 };
 
 interface Answer {
   status: number;
@@ -89,7 +92,7 @@ const tool = (i: number) => ({ type: "function", function: { name: `tool_${i}`, 
 const user = (content: string) => [{ role: "user", content }];
 
 /** The heavy requests: what each sends, and the answer it must get. */
-const heavy: { name: string; path: string; body: () => unknown; expect: (answer: Answer) => void; barMs?: number }[] = [
+const heavy: { name: string; path: string; body: () => unknown; expect: (answer: Answer) => void; barMs?: Record<DialectName, number> }[] = [
   { name: "a 20 MB chat message", path: "/v1/chat/completions", body: () => ({ model: MODEL, messages: user("x".repeat(20_000_000)) }), expect: (a) => expect([413, "0 EPIPE", "0 ECONNRESET"]).toContain(a.status === 413 ? 413 : `0 ${a.text}`) },
   {
     name: "200,000 messages",
@@ -153,7 +156,7 @@ const heavy: { name: string; path: string; body: () => unknown; expect: (answer:
     // Not the default order: the ids are sorted once, then the rows read by id (not re-sorted per page).
     name: `/calls/stream_query over ${CALLS} calls, sorted by output.answer descending`,
     path: "/trace/calls/stream_query",
-    barMs: TRACE_STREAM_BAR_MS,
+    barMs: SORTED_STREAM_BAR_MS,
     body: () => ({ project_id: PROJECT, sort_by: [{ field: "output.answer", direction: "desc" }] }),
     expect: (a) => {
       expect(a.status).toBe(200);
@@ -230,6 +233,6 @@ describe.each(testDialects)("/health while heavy requests run, on %s", (dialect)
     const ms = performance.now() - started;
     console.log(`${dialect}: ${request.name}: HTTP ${answer.status} after ${ms.toFixed(0)} ms (${answer.bytes} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle just before: p99 ${p99(idleNow).toFixed(1)} ms)`);
     request.expect(answer);
-    expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan((request.barMs ?? BAR_MS) + p99(idleNow));
+    expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan((request.barMs?.[dialect] ?? BAR_MS) + p99(idleNow));
   }, 300_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { topLevelArrayLengths, topLevelArrayLengthsInTurns } from "./json-array-lengths.js";
+import { ArrayLengthScan, topLevelArrayLengths } from "./json-array-lengths.js";
 
 const lengthsOf = (value: unknown, keys = ["messages", "tools"]) => Object.fromEntries(topLevelArrayLengths(JSON.stringify(value, null, 1), keys));
 
@@ -22,17 +22,26 @@ describe("topLevelArrayLengths", () => {
     expect(topLevelArrayLengths(JSON.stringify({ messages }), ["messages"]).get("messages")).toBe(20_000);
   });
 
-  it("gives the same lengths a slice per turn of the event loop, with strings and arrays across the slices", async () => {
-    const messages = Array.from({ length: 30_000 }, (_, i) => ({ role: "user", content: `${"q, [x] \\ \" ".repeat(i % 7)}${i}` }));
-    const text = JSON.stringify({ tools: [], messages, stop: ["a"] });
-    expect(text.length).toBeGreaterThan(3 * 256 * 1024);
-    let turns = 0;
-    const ticking = setInterval(() => turns++, 0);
-    const lengths = await topLevelArrayLengthsInTurns(text, ["messages", "tools"]);
-    clearInterval(ticking);
-    expect(Object.fromEntries(lengths)).toEqual({ tools: 0, messages: 30_000 });
-    expect(Object.fromEntries(lengths)).toEqual(Object.fromEntries(topLevelArrayLengths(text, ["messages", "tools"])));
-    expect(turns).toBeGreaterThan(0);
+  it("gives the same lengths fed in pieces of any size, with keys, strings and arrays across the pieces", () => {
+    const messages = Array.from({ length: 3_000 }, (_, i) => ({ role: "user", content: `${"q, [x] \\ \" ".repeat(i % 7)}${i}` }));
+    // A key written with an escape is not counted, wherever the pieces split it.
+    const text = `${JSON.stringify({ tools: [], messages, stop: ["a"] }).slice(0, -1)},"messag\\u0065s":[1],"tools_x":[1,2]}`;
+    const whole = Object.fromEntries(topLevelArrayLengths(text, ["messages", "tools"]));
+    expect(whole).toEqual({ tools: 0, messages: 3_000 });
+    for (const size of [1, 2, 3, 7, 64, 1000, 65_536]) {
+      const scan = new ArrayLengthScan(["messages", "tools"]);
+      for (let at = 0; at < text.length; at += size) scan.feed(text.slice(at, at + size));
+      expect(Object.fromEntries(scan.lengths), `pieces of ${size}`).toEqual(whole);
+    }
+  });
+
+  it("tells how many elements an array still open holds so far", () => {
+    const scan = new ArrayLengthScan(["messages"]);
+    scan.feed('{"model": "m", "messages": [{"a": [1, 2]}, "x, y"');
+    expect(scan.openCount()).toEqual({ key: "messages", count: 2 });
+    scan.feed(", 3]");
+    expect(scan.openCount()).toBeUndefined();
+    expect(scan.lengths.get("messages")).toBe(3);
   });
 
   it("keeps the longest of a repeated key and ignores keys written with escapes", () => {

@@ -7,60 +7,52 @@
  * that occurs twice counts its longest array.
  */
 export function topLevelArrayLengths(text: string, keys: readonly string[]): Map<string, number> {
-  const scan = new ArrayLengthScan(text, keys);
-  scan.advance(text.length);
+  const scan = new ArrayLengthScan(keys);
+  scan.feed(text);
   return scan.lengths;
 }
 
-/** Characters scanned per turn of the event loop by `topLevelArrayLengthsInTurns`. */
-const CHARS_PER_TURN = 256 * 1024;
+/** Keys longer than this are never among those counted, so their text is not kept. */
+const MAX_KEY_CHARS = 256;
 
 /**
- * `topLevelArrayLengths`, a slice of the text per turn of the event loop: scanning megabytes
- * takes tens of milliseconds on a busy machine, and nothing else should wait for it.
+ * The scan of `topLevelArrayLengths`, fed the text in pieces as it arrives (a request body, chunk
+ * by chunk, while it is uploaded), so no piece of work grows with the body; `lengths` holds the
+ * counts of the text fed so far (an array still open counts what it has closed).
  */
-export async function topLevelArrayLengthsInTurns(text: string, keys: readonly string[]): Promise<Map<string, number>> {
-  const scan = new ArrayLengthScan(text, keys);
-  for (let end = CHARS_PER_TURN; ; end += CHARS_PER_TURN) {
-    scan.advance(Math.min(end, text.length));
-    if (end >= text.length) return scan.lengths;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-/** The scan's state between slices. */
-class ArrayLengthScan {
+export class ArrayLengthScan {
   readonly lengths = new Map<string, number>();
-  private i = 0;
   private depth = 0;
   private inString = false;
   private escaped = false;
-  private stringStart = 0;
-  /** The last string closed at depth 1 (a key, when a colon follows). */
-  private lastString = "";
+  /** The text so far of a string open at depth 1 that began in an earlier piece; undefined past MAX_KEY_CHARS or after an escape. */
+  private pending: string | undefined = "";
+  /** The last string closed at depth 1 (a key, when a colon follows); undefined when it cannot be one of `keys`. */
+  private lastString: string | undefined;
   private key: string | undefined;
   /** The counted array open at depth 2, its commas so far and whether it holds anything. */
   private counting: string | undefined;
   private commas = 0;
   private nonEmpty = false;
 
-  constructor(
-    private readonly text: string,
-    private readonly keys: readonly string[],
-  ) {}
+  constructor(private readonly keys: readonly string[]) {}
 
-  /** Scans up to character `end`. */
-  advance(end: number): void {
-    const { text, keys, lengths } = this;
-    let { i, depth, inString, escaped, stringStart, lastString, key, counting, commas, nonEmpty } = this;
-    for (; i < end; i++) {
-      const c = text.charCodeAt(i);
+  /** Scans the next piece of the text. */
+  feed(piece: string): void {
+    const { keys, lengths } = this;
+    let { depth, inString, escaped, pending, lastString, key, counting, commas, nonEmpty } = this;
+    // Where the open depth-1 string began in this piece (0 when it began in an earlier one).
+    let stringStart = 0;
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece.charCodeAt(i);
       if (inString) {
         if (escaped) escaped = false;
-        else if (c === 92) escaped = true;
-        else if (c === 34) {
+        else if (c === 92) {
+          escaped = true;
+          pending = undefined;
+        } else if (c === 34) {
           inString = false;
-          if (depth === 1) lastString = text.slice(stringStart, i);
+          if (depth === 1) lastString = pending === undefined || pending.length + i - stringStart > MAX_KEY_CHARS ? undefined : pending + piece.slice(stringStart, i);
         }
         continue;
       }
@@ -70,6 +62,7 @@ class ArrayLengthScan {
         case 34:
           inString = true;
           stringStart = i + 1;
+          pending = "";
           break;
         case 58:
           if (depth === 1) key = lastString;
@@ -96,6 +89,13 @@ class ArrayLengthScan {
           break;
       }
     }
-    Object.assign(this, { i, depth, inString, escaped, stringStart, lastString, key, counting, commas, nonEmpty });
+    // A depth-1 string still open keeps its text (up to MAX_KEY_CHARS) for the next piece.
+    if (inString && depth === 1 && pending !== undefined) pending = pending.length + piece.length - stringStart > MAX_KEY_CHARS ? undefined : pending + piece.slice(stringStart);
+    Object.assign(this, { depth, inString, escaped, pending, lastString, key, counting, commas, nonEmpty });
+  }
+
+  /** The count so far of an array still open, as if it closed here (commas seen + 1 when it holds anything). */
+  openCount(): { key: string; count: number } | undefined {
+    return this.counting === undefined ? undefined : { key: this.counting, count: this.nonEmpty ? this.commas + 1 : 0 };
   }
 }

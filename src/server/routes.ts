@@ -22,10 +22,11 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   /** Cheap checks on the raw body before the schema runs (size limits), throwing the route's errors. */
   precheck?: (body: unknown) => void;
   /**
-   * Cheaper checks on the JSON text before it is even parsed (counts of array elements), throwing
-   * the route's errors: parsing a body of a few megabytes can hold the event loop for long.
+   * Cheaper checks on the JSON text as it is uploaded, before it is even parsed (counts of array
+   * elements), throwing the route's errors: parsing a body of a few megabytes can hold the event
+   * loop for long. A fresh scan per request (`installJsonBodyParser` feeds it).
    */
-  prescan?: (text: string) => Promise<void>;
+  prescan?: () => BodyScan;
   /** Largest body this route reads, in bytes (default: the server's); larger ones are a 413 before any is read. */
   bodyLimit?: number;
 }
@@ -151,4 +152,14 @@ function describeParameters(schema: z.ZodType | undefined, location: "path" | "q
     schema: property,
     ...(typeof property.description === "string" ? { description: property.description } : {}),
   }));
+}
+
+/**
+ * A check of a request body's text, fed chunk by chunk as it arrives. `end` throws the route's
+ * error; it is also asked after every chunk, and must throw there only for a body that will fail
+ * whatever follows (the rest is then read but not kept).
+ */
+export interface BodyScan {
+  feed(chunk: string): void;
+  end(): void;
 }

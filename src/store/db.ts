@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "./migrations/index.js";
 import { SqliteWalCommit } from "./sqlite-commit.js";
+import { attachSqliteReader, SqliteReader } from "./sqlite-reader.js";
 import { withStatementCache } from "./sqlite-statements.js";
 import type { Database } from "./schema.js";
 
@@ -58,12 +59,16 @@ function openSqlite(dataDir: string): Store {
   sqlite.pragma("busy_timeout = 10000");
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const walCommit = new SqliteWalCommit(db, file);
+  // Reads that sort a whole project run there, off the event loop (readOffLoop).
+  const reader = new SqliteReader(file);
+  attachSqliteReader(db, reader);
   return {
     db,
     dialect: "sqlite",
     location: file,
     walCommit,
     close: async () => {
+      await reader.close();
       await walCommit.close();
       await db.destroy();
     },

@@ -26,8 +26,8 @@ export class EngineTrainer implements Trainer {
 }
 
 /**
- * The engine's view of a job: plain data that crosses into the trainer thread. The work passes as it
- * is; the rest really changes shape: checkpoints (blob digests at a step) become local file paths, the
+ * The engine's view of a job: plain data that crosses into the trainer thread. The work passes as
+ * the bytes it was encoded to; the rest really changes shape: checkpoints (blob digests at a step) become local file paths, the
  * model's id becomes its fresh adapter's seed, and its LoRA shape goes from PEFT's names (as stored
  * and as the API writes them) to the engine's. The blob store, the catalog entry and the signal stay
  * on this side.
@@ -37,8 +37,8 @@ export function jobSpec(run: TrainingRun): TrainingJobSpec {
     jobId: run.jobId,
     from: adapterFiles(run.from.files, run.blobs, `step ${run.from.step}`),
     newAdapter: { seed: adapterSeed(run.model.id), baseModelNameOrPath: run.model.baseModel, ...loraShape(run.model.lora) },
-    // The SFT metadata is the job system's; it does not cross into the thread.
-    work: run.work.kind === "rl" ? run.work : { kind: "sft", rows: run.work.rows, fileName: run.work.fileName, config: run.work.config },
+    // Encoded by the thread that decoded it; the trainer thread decodes it (the event loop never does).
+    work: { kind: "encoded", bytes: run.work.encoded, rewardStdDevHistory: run.work.kind === "rl" ? run.work.rewardStdDevHistory : [] },
   };
   if (run.klReference) spec.klReference = { files: adapterFiles(run.klReference.files, run.blobs, `KL reference step ${run.klReference.step}`) };
   return spec;

@@ -46,21 +46,13 @@ export type JobWork = RlWork | SftWork;
 /**
  * A job's input as read from storage, still undecoded: the job's JSON columns as stored and, for
  * SFT, the data file's text. Reading is I/O only; decoding (`decodeJobWork`) is the CPU work, which
- * can then run off the event loop (`src/server/workers/job-plan-in-thread.ts`). Plain data, so it
- * crosses into a thread.
+ * then runs off the event loop (`src/server/workers/job-plan-in-thread.ts` for a plan,
+ * `job-work-in-thread.ts` for the built-in trainer). Plain data, so it crosses into a thread.
  */
 export type StoredJobWork =
   | { kind: "rl"; input: string; config: string }
   | { kind: "sft"; config: string; data: { text: string; fileName: string; metadataText: string | null } }
   | { kind: "sft"; web: WebSftJobInput; data: { text: string; fileName: string } };
-
-/**
- * Decodes a job's stored input and config; SFT rows are read back from the blob store, or fetched
- * from the web for a web URL (failures are `SftDataError`s).
- */
-export async function loadJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<JobWork> {
-  return decodeJobWork(await readJobWork(job, blobs, web));
-}
 
 /** Reads what `decodeJobWork` needs: the job's columns, and an SFT job's data file (from the blob store or the web). */
 export async function readJobWork(job: TrainingJobRow, blobs: BlobStore, web: { limits: RemoteDataLimits; signal?: AbortSignal } = { limits: DEFAULT_REMOTE_DATA_LIMITS }): Promise<StoredJobWork> {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../testing/app.js";
 import { testDialects } from "../testing/stores.js";
 import { allEvents, createRlJob, isTerminal, registerModel, varyingGroups, waitForJob } from "../testing/training.js";
+import { openRunWork } from "./job-work-in-thread.js";
 import type { Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
 
 /**
@@ -87,7 +88,7 @@ describe.each(testDialects)("job runner with a trainer on %s", (dialect) => {
     const job = await waitForJob(t, res.json().id, isTerminal);
     expect(job).toMatchObject({ kind: "sft", status: "succeeded", step: 1 });
     expect((await allEvents(t, job.id as string)).map((e) => e.type)).toEqual(["training_started", "gradient_step", "gradient_step", "training_ended"]);
-    const work = trainer.runs[0]!.work;
+    const work = openRunWork(trainer.runs[0]!.work);
     expect(work.kind).toBe("sft");
     if (work.kind !== "sft") return;
     expect(work.rows).toHaveLength(3);

@@ -9,12 +9,12 @@ import { decodeJson } from "../store/json.js";
 import { getModel } from "../store/models.js";
 import { saveTurnLogprobs } from "../store/token-logprobs.js";
 import type { TrainingJobRow } from "../store/training-jobs.js";
-import { type JobWork, loadJobWork } from "./job-input.js";
+import { readJobWork } from "./job-input.js";
+import { decodeJobWorkInThread } from "./job-work-in-thread.js";
 import { DEFAULT_REMOTE_DATA_LIMITS, type RemoteDataLimits } from "./remote-data.js";
 import { SftDataError } from "./sft-data.js";
-import type { ModelLoraConfig, Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
+import type { DecodedJobWork, ModelLoraConfig, Trainer, TrainerUpdate, TrainingRun } from "./trainer.js";
 import { checkFinished, checkGradientStep, checkStarted, finiteMetrics, type TrainerProgress } from "./trainer-protocol.js";
-import { summarizeTrainability } from "./trajectories.js";
 
 export interface JobRunnerDeps {
   store: Store;
@@ -52,7 +52,7 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
     });
     const next: CheckpointState = { step: base.step + 1, files: base.files };
 
-    if (work.kind === "rl" && summarizeTrainability(work.groups, work.config.allow_training_without_logprobs).numTrainableTrajectories === 0) {
+    if (work.kind === "rl" && work.trainableTrajectories === 0) {
       // docs/api/training.md#advantages: nothing to learn from, yet the step advances with the same weights.
       await recordJobEvent(db, lease, "training_started", { num_sequences: 0 });
       await pause(deps.stepDelayMs, signal);
@@ -90,9 +90,10 @@ export async function runClaimedJob(deps: JobRunnerDeps, job: TrainingJobRow, le
   }
 }
 
-async function loadWork(job: TrainingJobRow, deps: JobRunnerDeps, signal: AbortSignal): Promise<JobWork> {
+/** Reads the job's input (I/O, on the loop), then decodes it on a thread of its own. */
+async function loadWork(job: TrainingJobRow, deps: JobRunnerDeps, signal: AbortSignal): Promise<DecodedJobWork> {
   try {
-    return await loadJobWork(job, deps.blobs, { limits: deps.remoteData ?? DEFAULT_REMOTE_DATA_LIMITS, signal });
+    return await decodeJobWorkInThread(await readJobWork(job, deps.blobs, { limits: deps.remoteData ?? DEFAULT_REMOTE_DATA_LIMITS, signal }));
   } catch (error) {
     if (error instanceof SftDataError) throw new JobFailure(error.message);
     throw error;

@@ -1,5 +1,8 @@
 import type { CatalogEntry } from "../engine/catalog.js";
+import type { RlTrainingConfig } from "../engine/train/config.js";
 import type { RlJobWork, SftJobWork, TrainerUpdate } from "../engine/train/job/types.js";
+import type { StepValue } from "../engine/train/learning-rate.js";
+import type { SftTrainingConfig } from "../engine/train/sft-config.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { CheckpointState, ReferenceState } from "../store/job-lifecycle.js";
 import type { SftRow } from "./sft-data.js";
@@ -29,11 +32,12 @@ export interface TrainingRun {
   /** Checkpoint files are blob digests in this store; `localPath` gives a readable file. */
   blobs: BlobStore;
   /**
-   * The work as the engine takes it. An RL job's `rewardStdDevHistory` is `train/reward_std_dev` logged on the
-   * model's checkpoints up to the starting step, for `scale_learning_rate_by_reward_std_dev`
-   * (docs/api/training.md#reward-std-lr); empty otherwise.
+   * The work, decoded off the event loop: its kind, config and counts, and its data as encoded
+   * bytes for the trainer's own thread (`openRunWork` decodes them). An RL job's
+   * `rewardStdDevHistory` is `train/reward_std_dev` logged on the model's checkpoints up to the
+   * starting step, for `scale_learning_rate_by_reward_std_dev` (docs/api/training.md#reward-std-lr).
    */
-  work: RlJobWork | SftWork;
+  work: RunWork;
   /** Aborts when the job is cancelled, its lease is lost or the worker shuts down. */
   signal: AbortSignal;
 }
@@ -65,3 +69,16 @@ export interface SftWork extends SftJobWork {
  * turns them into the job's events and refuses any other order.
  */
 export type { TrainerUpdate };
+
+/**
+ * A job's work as the thread that decoded it describes it (`job-work-in-thread.ts`): what the
+ * runner needs on the event loop (kind, config, how many trajectories can train, the SFT file's
+ * name and metadata), and the data itself as `encodeJobWork` bytes, which only the trainer's thread
+ * decodes.
+ */
+export type DecodedJobWork =
+  | { kind: "rl"; config: RlTrainingConfig; trainableTrajectories: number; encoded: Uint8Array }
+  | { kind: "sft"; config: SftTrainingConfig; fileName: string; rows: number; metadata: unknown; encoded: Uint8Array };
+
+/** The work a trainer gets: an RL job's also carries its reward history. */
+export type RunWork = (Extract<DecodedJobWork, { kind: "rl" }> & { rewardStdDevHistory: StepValue[] }) | Extract<DecodedJobWork, { kind: "sft" }>;

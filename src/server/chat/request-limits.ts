@@ -1,5 +1,6 @@
 import type { ChatLimits, Config } from "../../config.js";
-import { topLevelArrayLengthsInTurns } from "../json-array-lengths.js";
+import { ArrayLengthScan } from "../json-array-lengths.js";
+import type { BodyScan } from "../routes.js";
 import { chatRuleError } from "./chat-errors.js";
 import type { ChatCompletionRequest } from "./request-schema.js";
 
@@ -24,7 +25,7 @@ export function checkRequestLimits(req: ChatCompletionRequest, limits: ChatLimit
  */
 export function chatSizeLimits(config: Pick<Config, "bodyLimitBytes" | "chat">) {
   return {
-    prescan: (text: string) => prescanRequestSize(text, config.chat),
+    prescan: () => requestSizeScan(config.chat),
     precheck: (body: unknown) => checkRequestSize(body, config.chat),
     bodyLimit: chatBodyLimit(config),
   };
@@ -54,13 +55,22 @@ export function checkRequestSize(body: unknown, limits: ChatLimits): void {
 }
 
 /**
- * The message and tool counts again, on the body's JSON text before it is parsed (a slice per turn
- * of the event loop): building 200,000 messages would hold the loop for hundreds of milliseconds
- * only to refuse them.
+ * The message and tool counts again, on the body's JSON text as it is uploaded, chunk by chunk:
+ * building 200,000 messages would hold the loop for hundreds of milliseconds only to refuse them,
+ * and even joining and decoding their 6 MB of text, tens. `end` throws the 400 with the whole
+ * body's counts; it may be asked early (an array still open counts what it holds so far, and
+ * counts only grow), so the body need not be kept once it will be refused.
  */
-export async function prescanRequestSize(text: string, limits: ChatLimits): Promise<void> {
-  const lengths = await topLevelArrayLengthsInTurns(text, ["messages", "tools"]);
-  checkCounts(lengths.get("messages") ?? 0, lengths.get("tools") ?? 0, limits);
+export function requestSizeScan(limits: ChatLimits): BodyScan {
+  const scan = new ArrayLengthScan(["messages", "tools"]);
+  return {
+    feed: (chunk: string) => scan.feed(chunk),
+    end() {
+      const open = scan.openCount();
+      const count = (key: string) => Math.max(scan.lengths.get(key) ?? 0, open?.key === key ? open.count : 0);
+      checkCounts(count("messages"), count("tools"), limits);
+    },
+  };
 }
 
 function checkCounts(messages: number, tools: number, limits: ChatLimits): void {

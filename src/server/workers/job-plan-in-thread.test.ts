@@ -7,12 +7,13 @@ import { longConversationGroups, sampledChoice } from "../../testing/training.js
 import { decodeJobWork, type StoredJobWork } from "../../worker/job-input.js";
 import { planJob, type JobPlanContext } from "./job-plan.js";
 import { JobPlanError, planJobInThread } from "./job-plan-in-thread.js";
+import { ThreadSlots } from "./thread-slots.js";
 
 /** The plan a thread answers is, byte for byte, the JSON of the same plan made on this thread. */
 const context: JobPlanContext = { jobId: "job-1", baseModel: "tiny/qwen2", baseStep: 3, klReference: null, rewardStdDevHistory: [] };
 const rlWork = (groups: unknown[], config: Record<string, unknown> = {}): StoredJobWork => ({ kind: "rl", input: JSON.stringify({ trajectory_groups: groups }), config: JSON.stringify(resolveRlConfig(config)) });
 const inLoop = (work: StoredJobWork) => JSON.stringify(planJob(loadModelFiles(tinyModel("qwen2").dir), decodeJobWork(work), context));
-const inThread = async (work: StoredJobWork, memoryMb = 1024) => (await planJobInThread({ modelDir: tinyModel("qwen2").dir, work, context }, memoryMb)).toString("utf8");
+const inThread = async (work: StoredJobWork, memoryMb = 1024, slots = new ThreadSlots(1)) => (await planJobInThread({ modelDir: tinyModel("qwen2").dir, work, context }, { memoryMb, slots })).toString("utf8");
 
 describe("planJobInThread", () => {
   it("answers an RL job's plan exactly as planning it on the event loop would", async () => {
@@ -40,4 +41,17 @@ describe("planJobInThread", () => {
     expect(JSON.parse(await inThread(rlWork(longConversationGroups(8, 2)), 64)).rl.steps.length).toBeGreaterThan(0);
     await expect(inThread(rlWork(longConversationGroups(4000, 8)), 64)).rejects.toThrow(/needed more than this server's 64 MiB \(FLYWHEEL_JOB_PLAN_MEMORY_MB\)/);
   }, 120_000);
+
+  it("runs no more plans at once than its slots allow; the others wait and then answer the same", async () => {
+    const slots = new ThreadSlots(1);
+    const works = [4, 5, 6].map((n) => rlWork(longConversationGroups(n, 2)));
+    let peak = 0;
+    const sample = setInterval(() => (peak = Math.max(peak, slots.active)), 1);
+    const plans = works.map((work) => inThread(work, 1024, slots));
+    expect([slots.active, slots.queued]).toEqual([1, 2]);
+    const answers = await Promise.all(plans);
+    clearInterval(sample);
+    expect(answers).toEqual(works.map(inLoop));
+    expect([peak, slots.active, slots.queued]).toEqual([1, 0, 0]);
+  }, 60_000);
 });

@@ -1,6 +1,8 @@
 import { spawnModuleThread } from "../../engine/thread-spawn.js";
 import type { StoredJobWork } from "../../worker/job-input.js";
+import { packStoredWork, type PackedStoredWork } from "../../worker/stored-work-transfer.js";
 import type { JobPlanContext } from "./job-plan.js";
+import type { ThreadSlots } from "./thread-slots.js";
 
 export interface JobPlanThreadRequest {
   /** The base model's directory: its tokenizer, chat template and config. */
@@ -8,6 +10,9 @@ export interface JobPlanThreadRequest {
   work: StoredJobWork;
   context: JobPlanContext;
 }
+
+/** What the planning thread receives: the request, its work packed for the crossing. */
+export type JobPlanThreadData = Omit<JobPlanThreadRequest, "work"> & { work: PackedStoredWork };
 
 export type JobPlanThreadReply = { ok: true; json: Uint8Array } | { ok: false; message: string };
 
@@ -19,12 +24,20 @@ export class JobPlanError extends Error {}
  * thousands of long trajectories never blocks the event loop: the thread decodes the stored input,
  * tokenizes, packs and serializes, and the answer is the plan's JSON bytes. A plan that needs more
  * than `memoryMb` of heap stops its thread and rejects, like any planning failure, with a
- * `JobPlanError`.
+ * `JobPlanError`. At most `slots.limit` plans run at once (FLYWHEEL_JOB_PLAN_THREADS); the rest wait
+ * for a slot before their thread starts.
  */
-export function planJobInThread(request: JobPlanThreadRequest, memoryMb: number): Promise<Buffer> {
+export function planJobInThread(request: JobPlanThreadRequest, limits: { memoryMb: number; slots: ThreadSlots }): Promise<Buffer> {
+  return limits.slots.run(() => planInNewThread(request, limits.memoryMb));
+}
+
+function planInNewThread(request: JobPlanThreadRequest, memoryMb: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    // The job's input text travels as transferred bytes (packStoredWork), not as a copied string.
+    const { packed, transferList } = packStoredWork(request.work);
     const thread = spawnModuleThread(import.meta.url, "./job-plan-thread", {
-      workerData: request,
+      workerData: { ...request, work: packed } satisfies JobPlanThreadData,
+      transferList,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(64, memoryMb) },
     });
     let settled = false;

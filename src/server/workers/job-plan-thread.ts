@@ -1,7 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { loadModelFiles } from "../../engine/model/load.js";
 import { decodeJobWork } from "../../worker/job-input.js";
-import type { JobPlanThreadReply, JobPlanThreadRequest } from "./job-plan-in-thread.js";
+import { unpackStoredWork } from "../../worker/stored-work-transfer.js";
+import type { JobPlanThreadData, JobPlanThreadReply } from "./job-plan-in-thread.js";
 import { planJob } from "./job-plan.js";
 
 /**
@@ -10,10 +11,10 @@ import { planJob } from "./job-plan.js";
  * transferred buffer), so the event loop neither parses the job's input, nor tokenizes and packs
  * it, nor stringifies the answer.
  */
-const request = workerData as JobPlanThreadRequest;
+const request = workerData as JobPlanThreadData;
 let reply: JobPlanThreadReply;
 try {
-  const plan = planJob(loadModelFiles(request.modelDir), decodeJobWork(request.work), request.context);
+  const plan = planJob(loadModelFiles(request.modelDir), decodeJobWork(unpackStoredWork(request.work)), request.context);
   reply = { ok: true, json: new TextEncoder().encode(JSON.stringify(plan)) };
 } catch (error) {
   reply = { ok: false, message: error instanceof Error ? error.message : String(error) };

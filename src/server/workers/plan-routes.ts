@@ -17,6 +17,7 @@ import { defineRoute } from "../routes.js";
 import { type JobPlan, klReferenceOf } from "./job-plan.js";
 import { planJobInThread } from "./job-plan-in-thread.js";
 import { heldJob, remoteLease } from "./remote-lease.js";
+import { ThreadSlots } from "./thread-slots.js";
 import { AdapterParams, BaseModelFileQuery, BaseModelFilesRes, BaseModelQuery, WorkerJobParams, WorkerQuery } from "./schemas.js";
 
 const tags = ["workers"];
@@ -29,6 +30,7 @@ const tags = ["workers"];
 export async function planRoutes(app: FastifyInstance): Promise<void> {
   const { store, blobs, catalog, config } = app.services;
   const { db } = store;
+  const planSlots = new ThreadSlots(config.jobs.planThreads);
 
   const baseModelDir = (id: string): string => {
     const entry = catalog.get(id);
@@ -67,7 +69,7 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
               rewardStdDevHistory: scalesByRewardStdDev ? await checkpointMetricHistory(db, job.model_id, "train/reward_std_dev", baseStep) : [],
             },
           },
-          config.jobs.planMemoryMb,
+          { memoryMb: config.jobs.planMemoryMb, slots: planSlots },
         );
         return reply.type("application/json; charset=utf-8").send(json);
       } catch (error) {

@@ -2,6 +2,7 @@ import type { LoadedModel } from "../../model/load.js";
 import { NonFiniteTrainingError } from "../errors.js";
 import { encodeOptimizerState, OPTIMIZER_STATE_FILE } from "../optimizer-file.js";
 import type { LoraTrainer } from "../lora-trainer.js";
+import { openJobWork } from "./encoded-work.js";
 import { jobRandom } from "./plan.js";
 import { rlJobSteps } from "./rl-job.js";
 import { sftJobSteps } from "./sft-job.js";
@@ -19,7 +20,8 @@ import type { TrainerUpdate, TrainingJobSpec } from "./types.js";
 export function* runTrainingJob(model: LoadedModel, spec: TrainingJobSpec): Generator<TrainerUpdate, void> {
   const trainer = startTrainer(model, spec);
   const random = jobRandom(spec.jobId);
-  const steps = spec.work.kind === "rl" ? rlJobSteps(model, trainer, spec, spec.work, random) : sftJobSteps(model, trainer, spec.work);
+  const work = openJobWork(spec.work);
+  const steps = work.kind === "rl" ? rlJobSteps(model, trainer, spec, work, random) : sftJobSteps(model, trainer, work);
   const trained = yield* namingFailedStep(steps);
   yield { type: "finished", adapter: trained ? checkpointFiles(trainer) : null };
 }

@@ -17,7 +17,8 @@ export interface TrainingJobSpec {
   newAdapter: { seed: number; baseModelNameOrPath: string; rank?: number; alpha?: number; targetModules?: string[] | string };
   /** The KL penalty's reference weights (`files` null = the base model); absent without a KL penalty. */
   klReference?: { files: AdapterFiles | null };
-  work: RlJobWork | SftJobWork;
+  /** The work, or its encoded bytes (`encoded-work.ts`), which the trainer thread decodes. */
+  work: RlJobWork | SftJobWork | EncodedJobWork;
 }
 
 /** A checkpoint's files on disk: the PEFT pair, and the optimizer moments when it has them. */
@@ -60,3 +61,16 @@ export type TrainerUpdate =
   | { type: "gradient_step"; metrics: Record<string, number>; tokenLogprobs?: TurnTokenLogprobs[] }
   /** The new checkpoint's files (name → bytes), or null when nothing was trained (weights unchanged). */
   | { type: "finished"; adapter: Record<string, Uint8Array> | null };
+
+/**
+ * A job's work as the thread that decoded it hands it on: the structured-clone bytes of its data
+ * (trajectory groups or SFT rows, and the config), so it reaches the trainer thread without the
+ * event loop ever building, cloning or parsing it. Thousands of trajectories take a second or more
+ * to rebuild, as long as parsing their JSON did. The reward history is read when the job starts,
+ * after the data was encoded, so it travels beside it.
+ */
+export interface EncodedJobWork {
+  kind: "encoded";
+  bytes: Uint8Array;
+  rewardStdDevHistory: StepValue[];
+}

@@ -3,6 +3,7 @@ import type { SortBy } from "../query/ast.js";
 import { QueryCompiler } from "../query/compile.js";
 import { QueryError } from "../query/errors.js";
 import type { Sql, TraceSql } from "../../dialect.js";
+import { readOffLoop, readTextColumnOffLoop } from "../../sqlite-reader.js";
 import type { TraceDb } from "../call-tables.js";
 import { callFieldResolver } from "./fields.js";
 import type { CallField } from "./records.js";
@@ -169,7 +170,8 @@ export async function* queryCallRows(
     }
     const orderClause = pageOrder.length > 0 ? sql`ORDER BY ${sql.join(pageOrder)}` : sql``;
     const statement: RawBuilder<Record<string, unknown>> = sql`${source.with}SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM ${source.from} WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
-    const rows = (await statement.execute(db)).rows;
+    // A page in another order sorts the whole match (on SQLite: off the event loop).
+    const rows = keyset ? (await statement.execute(db)).rows : await readOffLoop(db, statement.compile(db));
     if (rows.length > 0) yield rows;
     if (rows.length < take) return;
     remaining -= rows.length;
@@ -202,7 +204,8 @@ async function* rowsByOrderedIds(
   // SQLite takes an OFFSET only after a LIMIT (-1: none); PostgreSQL takes one alone.
   const limit = Number.isFinite(range.limit) ? sql`LIMIT ${range.limit}` : dialect.dialect === "sqlite" ? sql`LIMIT -1` : sql``;
   const idsStatement: RawBuilder<{ id: string }> = sql`${query.with}SELECT c.id FROM ${query.from} WHERE ${sql.join(query.where, sql` AND `)} ${orderClause} ${limit} OFFSET ${range.offset}`;
-  const ids = (await idsStatement.execute(db)).rows.map((row) => row.id);
+  // The one sort of the whole match: on SQLite it runs on a reader thread, not the event loop.
+  const ids = await readTextColumnOffLoop(db, idsStatement.compile(db));
   for (let start = 0; start < ids.length; start += ID_PAGE) {
     const page = ids.slice(start, start + ID_PAGE);
     // On PostgreSQL one primary-key look-up per id: from a fresh table's statistics, an IN list (or
