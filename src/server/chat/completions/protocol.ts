@@ -2,12 +2,13 @@ import { z } from "zod";
 import { laxBool, laxFloat, laxInt, laxInt64 } from "../common/lax.js";
 
 /**
- * The chat completion request (`docs/api/chat.md#request`, `docs/api/chat.md#request`): every field with its
+ * The chat completion protocol. The request (`docs/api/chat.md#request`): every field with its
  * type and default, pydantic-lax coercion, unknown fields ignored. This schema decides only what a
  * schema can (types, required fields, enums, the ranges interface.md states); everything vLLM
- * checks with its own message texts is a 400 rule in `request-rules.ts` and `sampling.ts`.
+ * checks with its own message texts is a 400 rule in `pipeline/request-rules.ts` and `pipeline/sampling.ts`.
  * Fields whose default depends on the model (logprobs, return_tokens_as_token_ids) stay undefined
- * when absent so the handler can tell "unset" from "false".
+ * when absent so the handler can tell "unset" from "false". The response and its stream chunks
+ * follow the request's types below.
  */
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -170,3 +171,91 @@ export type ToolDefinitionIn = z.output<typeof ToolDefinition>;
 export type StructuredOutputsIn = z.output<typeof StructuredOutputs>;
 export type ResponseFormatIn = z.output<typeof ResponseFormat>;
 export type ContentPartIn = z.output<typeof ContentPart>;
+
+// The response and its stream chunks (`docs/api/chat.md#response`, `docs/api/chat.md#streaming`):
+// what the handler returns and what /openapi.json documents for the 200.
+
+const TokenId = z.number().int();
+const TopLogprob = z.object({ token: z.string(), logprob: z.number(), bytes: z.array(z.number().int()).nullable() });
+const ChoiceLogprobs = z.object({ content: z.array(TopLogprob.extend({ top_logprobs: z.array(TopLogprob) })) }).nullable();
+const PromptLogprob = z.object({ logprob: z.number(), rank: z.number().int(), decoded_token: z.string() });
+const StopReason = z.union([z.number().int(), z.string()]).nullable();
+
+const ChatCompletionUsage = z.object({
+  prompt_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  /** Only in the final usage: prompt tokens served from the prefix cache. */
+  prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
+});
+
+const ChatCompletionToolCall = z.object({ id: z.string(), type: z.literal("function"), function: z.object({ name: z.string(), arguments: z.string() }) });
+
+const ChatCompletionChoice = z.object({
+  index: z.number().int(),
+  message: z.object({
+    role: z.string(),
+    content: z.string().nullable(),
+    refusal: z.null(),
+    annotations: z.null(),
+    audio: z.null(),
+    function_call: z.null(),
+    /** Omitted when the message has no tool calls. */
+    tool_calls: z.array(ChatCompletionToolCall).optional(),
+    reasoning: z.string().nullable(),
+  }),
+  logprobs: ChoiceLogprobs,
+  finish_reason: z.string(),
+  stop_reason: StopReason,
+  token_ids: z.array(TokenId).nullable(),
+});
+
+export const ChatCompletionRes = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion"),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(ChatCompletionChoice),
+  service_tier: z.null(),
+  system_fingerprint: z.string(),
+  usage: ChatCompletionUsage,
+  prompt_logprobs: z.array(z.record(z.string(), PromptLogprob).nullable()).nullable(),
+  prompt_token_ids: z.array(TokenId).nullable(),
+  kv_transfer_params: z.null(),
+});
+export type ChatCompletionResponse = z.output<typeof ChatCompletionRes>;
+
+const ChatCompletionDelta = z.object({
+  role: z.string().optional(),
+  content: z.string().optional(),
+  reasoning: z.string().optional(),
+  tool_calls: z
+    .array(z.object({ index: z.number().int(), id: z.string().optional(), type: z.literal("function").optional(), function: z.object({ name: z.string().optional(), arguments: z.string() }) }))
+    .optional(),
+});
+
+const ChatCompletionChunkChoice = z.object({
+  index: z.number().int(),
+  delta: ChatCompletionDelta,
+  logprobs: ChoiceLogprobs,
+  finish_reason: z.string().nullable(),
+  /** Only on a choice's finish chunk. */
+  stop_reason: StopReason.optional(),
+  /** With `return_token_ids`: the ids of this chunk's tokens. */
+  token_ids: z.array(TokenId).optional(),
+});
+export type ChatCompletionChunkChoice = z.output<typeof ChatCompletionChunkChoice>;
+
+/** One `data:` event of a streamed completion; fields never set are left out, not null. */
+export const ChatCompletionChunk = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion.chunk"),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(ChatCompletionChunkChoice),
+  usage: ChatCompletionUsage.optional(),
+  system_fingerprint: z.string().optional(),
+  /** With `return_token_ids`: on the first choice's role chunk. */
+  prompt_token_ids: z.array(TokenId).optional(),
+});
+export type ChatCompletionChunk = z.output<typeof ChatCompletionChunk>;

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { GenerateEvent } from "../../../engine/api.js";
 import { ByteTokenizer } from "../../../testing/byte-tokenizer.js";
 import { eventStream, sampledTokens, testPlan } from "../../../testing/chat.js";
+import type { CompletionPlan } from "../pipeline/completion-plan.js";
 import { LogprobFormatter } from "../pipeline/logprobs.js";
+import { ChatCompletionRes } from "./protocol.js";
 import { collectCompletion, EngineOutputError } from "./response.js";
 
 const tokenizer = new ByteTokenizer();
@@ -124,6 +126,29 @@ describe("non-streaming response", () => {
       testPlan(tokenizer, { logprobs: true, returnTokenIds: true, hideTokenMetadata: true, output: { ...testPlan(tokenizer).output, reasoning: "undecided", includeReasoning: false } }),
     )) as { choices: Record<string, unknown>[] };
     expect(response.choices[0]).toMatchObject({ logprobs: null, token_ids: null, message: { content: "y", reasoning: null } });
+  });
+
+  it("is exactly what the protocol's response schema (the one /openapi.json shows) describes", async () => {
+    const finish = (index: number, stopReason: number | string | null = null): GenerateEvent => ({ type: "finished", index, finishReason: "stop", stopReason });
+    const withMetadata = testPlan(tokenizer, { logprobs: true, returnTokenIds: true, promptLogprobs: true, formatter: new LogprobFormatter(tokenizer, { asTokenIds: false, topCount: 1 }) });
+    const toolsAndReasoning = testPlan(tokenizer, { n: 2, echo: "Once ", output: { ...testPlan(tokenizer).output, reasoning: "undecided", toolChoice: { kind: "auto" } } });
+    const cases: [GenerateEvent[], CompletionPlan][] = [
+      [[started(), output(0, "hello"), finish(0)], testPlan(tokenizer)],
+      [
+        [
+          { type: "started", promptTokenIds: [104, 105], cachedTokens: 1, promptLogprobs: [null, { actual: { tokenId: 105, logprob: -3, rank: 4 }, top: [{ tokenId: 104, logprob: -1, rank: 1 }] }] },
+          { type: "output", index: 0, tokens: [{ tokenId: 104, logprob: -0.5, top: [{ tokenId: 104, logprob: -0.5 }] }], text: "h" },
+          finish(0, eos),
+        ],
+        withMetadata,
+      ],
+      [[started(), output(0, '<think>a</think><tool_call>{"name": "f", "arguments": {}}</tool_call>'), output(1, "b"), finish(1, "END"), finish(0)], toolsAndReasoning],
+    ];
+    for (const [events, plan] of cases) {
+      const response = JSON.parse(JSON.stringify(await collectCompletion(eventStream(events), plan)));
+      // Parsing drops fields the schema does not name, so equality also finds undocumented fields.
+      expect(ChatCompletionRes.parse(response)).toEqual(response);
+    }
   });
 
   it("fails when the engine never starts", async () => {

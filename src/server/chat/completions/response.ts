@@ -1,6 +1,7 @@
 import type { FinishReason, GenerateEvent, PromptPositionLogprobs, SampledToken } from "../../../engine/api.js";
 import { finalMessage } from "../parsers/choice-output.js";
 import { type CompletionPlan, usage } from "../pipeline/completion-plan.js";
+import type { ChatCompletionResponse } from "./protocol.js";
 
 /**
  * The non-streaming response (`docs/api/chat.md#response`, `docs/api/chat.md#response`): the engine's events
@@ -50,12 +51,12 @@ export async function collectGeneration(events: AsyncIterable<GenerateEvent>, n:
   return { started, choices };
 }
 
-export async function collectCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan): Promise<Record<string, unknown>> {
+export async function collectCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan): Promise<ChatCompletionResponse> {
   const { started, choices } = await collectGeneration(events, plan.n);
   return buildResponse(plan, started, choices);
 }
 
-function buildResponse(plan: CompletionPlan, started: Started, choices: ChoiceState[]): Record<string, unknown> {
+function buildResponse(plan: CompletionPlan, started: Started, choices: ChoiceState[]): ChatCompletionResponse {
   const showMetadata = !plan.hideTokenMetadata;
   const outChoices = choices.map((choice, index) => {
     const message = finalMessage(choice.text, choice.finishReason ?? "abort", plan.output);

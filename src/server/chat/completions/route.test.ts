@@ -94,6 +94,13 @@ describe.each(testDialects)("POST /v1/chat/completions before generation on %s",
     expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(["messages", "model", "logprobs", "top_logprobs", "structured_outputs", "repetition_detection", "return_token_ids"]));
   });
 
+  it("documents the response schema in /openapi.json", async () => {
+    const doc = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json();
+    const schema = doc.paths["/v1/chat/completions"].post.responses["200"].content["application/json"].schema;
+    expect(schema.properties.object).toMatchObject({ const: "chat.completion" });
+    expect(Object.keys(schema.properties.choices.items.properties)).toEqual(["index", "message", "logprobs", "finish_reason", "stop_reason", "token_ids"]);
+  });
+
   it("gives the official OpenAI SDK errors it understands", async () => {
     await t.app.listen({ port: 0, host: "127.0.0.1" });
     const address = t.app.server.address() as { port: number };

@@ -6,7 +6,7 @@ import type { ChatRouting } from "../routing.js";
 import { prepareCompletion } from "../pipeline/prepare.js";
 import { prepareContextOf } from "../pipeline/request-context.js";
 import { chatSizeLimits } from "../pipeline/request-limits.js";
-import { ChatCompletionReq } from "./protocol.js";
+import { ChatCompletionReq, ChatCompletionRes } from "./protocol.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 import { forwardCompletion } from "../upstream/forward.js";
 
@@ -27,6 +27,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       summary: "Create a chat completion (OpenAI/vLLM-compatible; `stream: true` answers with server-sent events)",
       tags: ["chat"],
       body: ChatCompletionReq,
+      response: ChatCompletionRes,
       errorStyle: "openai",
       security: "bearer",
       ...chatSizeLimits(config),

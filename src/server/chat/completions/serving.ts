@@ -3,7 +3,7 @@ import { parseInput } from "../../validation.js";
 import { withChatErrors } from "../common/engine-errors.js";
 import { classifyModelName, resolveModel } from "../models/model-resolver.js";
 import { type PrepareContext, prepareCompletion } from "../pipeline/prepare.js";
-import { type ChatCompletionRequest, ChatCompletionReq } from "./protocol.js";
+import { type ChatCompletionRequest, ChatCompletionReq, type ChatCompletionResponse } from "./protocol.js";
 import { collectCompletion } from "./response.js";
 
 /**
@@ -19,7 +19,7 @@ export function chatRequestOf(body: Record<string, unknown>): ChatCompletionRequ
 }
 
 /** The whole completion, as the endpoint answers a request without `stream`. */
-export async function completeChat(req: ChatCompletionRequest, ctx: PrepareContext, signal?: AbortSignal): Promise<Record<string, unknown>> {
+export async function completeChat(req: ChatCompletionRequest, ctx: PrepareContext, signal?: AbortSignal): Promise<ChatCompletionResponse> {
   const prepared = await prepareCompletion({ ...req, stream: false }, ctx);
   return collectCompletion(withChatErrors(prepared.engine.generate({ ...prepared.generate, signal })), prepared.plan);
 }

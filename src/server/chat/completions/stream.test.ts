@@ -3,6 +3,7 @@ import type { GenerateEvent } from "../../../engine/api.js";
 import { ByteTokenizer } from "../../../testing/byte-tokenizer.js";
 import { eventStream, sampledTokens, testPlan } from "../../../testing/chat.js";
 import type { CompletionPlan } from "../pipeline/completion-plan.js";
+import { ChatCompletionChunk } from "./protocol.js";
 import { EngineOutputError } from "./response.js";
 import { SseStream } from "../common/sse.js";
 import { streamCompletion } from "./stream.js";
@@ -16,7 +17,10 @@ const finished = (index: number, finishReason: "stop" | "length" = "stop", stopR
 async function chunksOf(events: GenerateEvent[], plan: CompletionPlan) {
   const chunks: Record<string, unknown>[] = [];
   await streamCompletion(eventStream(events), plan, async (chunk) => {
-    chunks.push(JSON.parse(JSON.stringify(chunk)));
+    const sent = JSON.parse(JSON.stringify(chunk));
+    // Every chunk is what the protocol's chunk schema describes, no field more or less.
+    expect(ChatCompletionChunk.parse(sent)).toEqual(sent);
+    chunks.push(sent);
   });
   return chunks;
 }

@@ -1,6 +1,7 @@
 import type { GenerateEvent } from "../../../engine/api.js";
 import { ChoiceStream, type MessageDelta } from "../parsers/choice-output.js";
 import { type CompletionPlan, usage } from "../pipeline/completion-plan.js";
+import type { ChatCompletionChunk, ChatCompletionChunkChoice } from "./protocol.js";
 import { EngineOutputError } from "./response.js";
 
 /**
@@ -12,7 +13,7 @@ import { EngineOutputError } from "./response.js";
 
 export type ChunkSink = (chunk: Record<string, unknown>) => Promise<void>;
 
-export async function streamCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan, send: ChunkSink): Promise<void> {
+export async function streamCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan, send: (chunk: ChatCompletionChunk) => Promise<void>): Promise<void> {
   const streams = Array.from({ length: plan.n }, () => new ChoiceStream(plan.output));
   const completionTokens: number[] = new Array(plan.n).fill(0);
   const finished: boolean[] = new Array(plan.n).fill(false);
@@ -21,7 +22,7 @@ export async function streamCompletion(events: AsyncIterable<GenerateEvent>, pla
   let cachedTokens = 0;
   let started = false;
 
-  const chunk = (choice: Record<string, unknown>, index: number, extra: Record<string, unknown> = {}) => ({
+  const chunk = (choice: ChatCompletionChunkChoice, index: number, extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk => ({
     id: plan.id,
     object: "chat.completion.chunk",
     created: plan.created,
@@ -34,7 +35,7 @@ export async function streamCompletion(events: AsyncIterable<GenerateEvent>, pla
   const finish = async (index: number, finishReason: string, stopReason: number | string | null) => {
     const delta: MessageDelta = streams[index]!.finish() ?? {};
     finished[index] = true;
-    const choice: Record<string, unknown> = { index, delta, logprobs: null, finish_reason: finishReason, stop_reason: stopReason };
+    const choice: ChatCompletionChunkChoice = { index, delta, logprobs: null, finish_reason: finishReason, stop_reason: stopReason };
     if (plan.returnTokenIds && showMetadata) choice.token_ids = [];
     await send(chunk(choice, index, plan.streamUsage.include ? {} : { system_fingerprint: plan.systemFingerprint }));
   };
@@ -69,7 +70,7 @@ export async function streamCompletion(events: AsyncIterable<GenerateEvent>, pla
       if (logprobs === null && tokenIds === undefined) continue;
       delta = {};
     }
-    const choice: Record<string, unknown> = { index, delta, logprobs, finish_reason: null };
+    const choice: ChatCompletionChunkChoice = { index, delta, logprobs, finish_reason: null };
     if (tokenIds) choice.token_ids = tokenIds;
     await send(chunk(choice, index));
   }
