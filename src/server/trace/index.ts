@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { createTraceServices } from "../../store/trace/services.js";
+import { createTraceServices } from "../../trace/services.js";
 import { requireApiKey } from "../auth.js";
 import { annotationQueueRoutes } from "./annotation-queues/routes.js";
 import { callQueryRoutes } from "./calls/query-routes.js";

@@ -1,5 +1,5 @@
 import { PyInt } from "../../../python-format.js";
-import { parseJsonLossless } from "../../../store/trace/json/lossless.js";
+import { parseJsonLossless } from "../../../trace/json/lossless.js";
 
 /**
  * JSON.parse rounds integers beyond 2^53, so `"seed": 9223372036854775808` (outside signed 64-bit)

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { AnnotationQueueService, QueueItemView } from "../../../store/trace/annotation-queues.js";
+import type { AnnotationQueueService, QueueItemView } from "../../../trace/annotation-queues.js";
 import { queueFields, queueItemFields } from "../../../store/trace/sql/annotation-queues.js";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { Limit, Offset, ProjectId, SortBy, StringList } from "../common/schemas.js";

@@ -2,14 +2,14 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { MetricSpec } from "../../../store/trace/buckets.js";
 import type { CallSchema, CallsQuery } from "../../../store/trace/calls/types.js";
 import { ApiError } from "../../errors.js";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { defineRoute } from "../../routes.js";
 import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./protocol.js";
 import { sendJsonArrayObject } from "../common/json-array.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { resolveProject } from "../common/project.js";
 import { traceRoute } from "../common/scope.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { expandColumns } from "./ref-expansion.js";
 import { attachUsernames } from "./usernames.js";
 

@@ -1,5 +1,5 @@
 import type { CallSchema } from "../../../store/trace/calls/types.js";
-import type { RefReader } from "../../../store/trace/refs-reader.js";
+import type { RefReader } from "../../../trace/refs-reader.js";
 
 /** Refs that expand to values: objects and ops (with or without a path into them) and tables or table rows. */
 const EXPANDABLE_REF = /^weave:\/\/\/[^/]+\/[^/]+\/(object|op|table)\//;

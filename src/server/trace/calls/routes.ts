@@ -18,7 +18,7 @@ import { quickCallEnd, quickCallStart } from "./call-parts.js";
 import { pathProject, resolveProject, traceUserId } from "../common/project.js";
 import { parseBodyPart } from "../common/schemas.js";
 import { traceRoute } from "../common/scope.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 
 const MAX_DELETE_CALLS = 1000;
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { TraceError } from "../../../store/trace/errors.js";
-import { parseJsonLossless, stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import { parseJsonLossless, stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { sendError } from "../../errors.js";
 import { installJsonBodyParser } from "../../json-body.js";
 

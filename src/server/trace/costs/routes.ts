@@ -4,7 +4,7 @@ import { defineRoute } from "../../routes.js";
 import { CostCreateReq, CostPurgeReq, CostQueryReq } from "../feedback/protocol.js";
 import { resolveProject, traceUserId } from "../common/project.js";
 import { traceRoute } from "../common/scope.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { purgeIds } from "../common/purge-query.js";
 
 

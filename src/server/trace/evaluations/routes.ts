@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { TraceNotFound } from "../../../store/trace/errors.js";
-import { readCalls } from "../../../store/trace/evaluations/call-writes.js";
-import { evaluationStatus } from "../../../store/trace/evaluations/status.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { readCalls } from "../../../trace/evaluations/call-writes.js";
+import { evaluationStatus } from "../../../trace/evaluations/status.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { principalOf } from "../../auth.js";
 import { checkChatModel, chatRequestOf, completeChat } from "../../chat/completions/serving.js";
 import type { PrepareContext } from "../../chat/pipeline/prepare.js";

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { type Feedback, feedbackRow } from "../../../store/trace/feedback.js";
 import { uuidv7 } from "../../../store/trace/ids.js";
-import type { RefReader } from "../../../store/trace/refs-reader.js";
+import type { RefReader } from "../../../trace/refs-reader.js";
 import { InvalidRefError, parseWeaveRef, type WeaveRef } from "../../../store/trace/refs.js";
 import { nowTimestamp } from "../../../store/trace/timestamps.js";
 import type { TraceCallStore } from "../../../store/trace/trace-store.js";

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { callEnd, callStart } from "../../../store/trace/evaluations/call-writes.js";
+import { callEnd, callStart } from "../../../trace/evaluations/call-writes.js";
 import { TraceBadRequest } from "../../../store/trace/errors.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { nowTimestamp } from "../../../store/trace/timestamps.js";
 import { defineRoute } from "../../routes.js";
 import { ImageProvider } from "./image-provider.js";

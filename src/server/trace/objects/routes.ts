@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { ObjectVersion } from "../../../store/trace/objects.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { ObjectVersion } from "../../../trace/objects.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { Limit, Offset, OptionalString, ProjectId, RequiredJson, SortBy, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";

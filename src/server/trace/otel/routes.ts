@@ -5,7 +5,7 @@ import type { CallWrite } from "../../../store/trace/calls/types.js";
 import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { resolveProject, traceUserId } from "../common/project.js";
 import { traceRoute } from "../common/scope.js";
 import { AttributePathConflictError } from "./attributes.js";

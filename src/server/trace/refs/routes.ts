@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { principalOf } from "../../auth.js";
 import { defineRoute } from "../../routes.js";
 import { StringList } from "../common/schemas.js";

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { TraceServices } from "../../../store/trace/services.js";
-import type { TableRowView, TableUpdate } from "../../../store/trace/tables.js";
+import type { TraceServices } from "../../../trace/services.js";
+import type { TableRowView, TableUpdate } from "../../../trace/tables.js";
 import { defineRoute } from "../../routes.js";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { JsonDict, Limit, Offset, OptionalString, ProjectId, SortBy, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { queryEvalResults } from "../../../store/trace/evaluations/results.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { queryEvalResults } from "../../../trace/evaluations/results.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { pathProject } from "../common/project.js";
 import { zQuery } from "../common/query-schema.js";

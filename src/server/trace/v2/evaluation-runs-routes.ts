@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { pathProject, traceUserId } from "../common/project.js";

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
-import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
+import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { OptionalString } from "../common/schemas.js";

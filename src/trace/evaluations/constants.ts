@@ -1,6 +1,6 @@
-import type { CallSchema } from "../calls/types.js";
-import { isJsonObject } from "../object-class.js";
-import { refName } from "../refs.js";
+import type { CallSchema } from "../../store/trace/calls/types.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
+import { refName } from "../../store/trace/refs.js";
 
 /**
  * Names Weave uses for evaluation calls (`weave/trace_server/constants.py`): the op names of the

@@ -1,6 +1,6 @@
-import { TraceNotFound } from "./errors.js";
+import { TraceNotFound } from "../store/trace/errors.js";
 import type { FileService } from "./files.js";
-import { isJsonObject } from "./object-class.js";
+import { isJsonObject } from "../store/trace/object-class.js";
 import {
   datasetVal,
   evaluationVal,
@@ -17,7 +17,7 @@ import {
   scorerVal,
 } from "./object-layouts.js";
 import type { ObjectService, ObjectVersion } from "./objects.js";
-import { objectRefUri, parseWeaveRef, tableRefUri } from "./refs.js";
+import { objectRefUri, parseWeaveRef, tableRefUri } from "../store/trace/refs.js";
 import type { TableService } from "./tables.js";
 
 export interface CreatedVersion {

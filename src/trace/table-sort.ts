@@ -1,7 +1,7 @@
-import { TraceBadRequest } from "./errors.js";
+import { TraceBadRequest } from "../store/trace/errors.js";
 import { stringifyJsonLossless } from "./json/lossless.js";
-import { compareByCodePoint, PyFloat, PyInt } from "../../python-format.js";
-import { isJsonObject } from "./object-class.js";
+import { compareByCodePoint, PyFloat, PyInt } from "../python-format.js";
+import { isJsonObject } from "../store/trace/object-class.js";
 
 /**
  * Sorting table rows by a dotted path into the row (`col.sub`), ordered like SQLite orders

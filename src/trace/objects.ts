@@ -1,9 +1,9 @@
-import { nowTimestamp } from "./timestamps.js";
+import { nowTimestamp } from "../store/trace/timestamps.js";
 import { isContentDigest, objectDigestOf, versionIndexOf } from "./digest.js";
-import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound, TraceObjectDeleted } from "./errors.js";
+import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound, TraceObjectDeleted } from "../store/trace/errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
-import { type ObjectLabelRepository, type ObjectRepository, type ObjectVersionQuery, type ObjectVersionRecord, type VersionSelector, versionKey } from "./repository.js";
-import { pythonRepr, pythonSetRepr } from "../../python-format.js";
+import { type ObjectLabelRepository, type ObjectRepository, type ObjectVersionQuery, type ObjectVersionRecord, type VersionSelector, versionKey } from "../store/trace/repository.js";
+import { pythonRepr, pythonSetRepr } from "../python-format.js";
 import { validateAliasName, validateObjectId, validateTagName } from "./validation.js";
 
 /**

@@ -1,11 +1,11 @@
-import { nowTimestamp } from "./timestamps.js";
+import { nowTimestamp } from "../store/trace/timestamps.js";
 import { rowDigestOf, tableDigestOf } from "./digest.js";
-import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound } from "./errors.js";
+import { TraceBadRequest, TraceInsertTooLarge, TraceNotFound } from "../store/trace/errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
-import { pythonJsonDumps } from "../../python-format.js";
-import { isJsonObject } from "./object-class.js";
+import { pythonJsonDumps } from "../python-format.js";
+import { isJsonObject } from "../store/trace/object-class.js";
 import { MAX_STORED_VALUE_BYTES } from "./objects.js";
-import type { StoredRow, TableRepository } from "./repository.js";
+import type { StoredRow, TableRepository } from "../store/trace/repository.js";
 import { compareSortValues, sortValueAt, validateSortField } from "./table-sort.js";
 
 export type TableUpdate = { append: { row: Record<string, unknown> } } | { pop: { index: number } } | { insert: { index: number; row: Record<string, unknown> } };

@@ -1,4 +1,4 @@
-import { TraceBadRequest, TraceInvalidField } from "./errors.js";
+import { TraceBadRequest, TraceInvalidField } from "../store/trace/errors.js";
 
 /**
  * Name rules of Weave's validation module (`docs/api/trace.md#versioning`, `docs/api/trace.md#objects`).

@@ -1,18 +1,18 @@
-import type { BlobStore } from "../blobs.js";
-import type { Store } from "../db.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { Store } from "../store/db.js";
 import { AnnotationQueueService } from "./annotation-queues.js";
 import { PredictionsAndScores } from "./evaluations/predictions.js";
 import { EvaluationRuns } from "./evaluations/runs.js";
 import { FileService } from "./files.js";
 import { ObjectService } from "./objects.js";
 import { RefReader } from "./refs-reader.js";
-import { SqlAnnotationQueueRepository } from "./sql/annotation-queues.js";
-import { SqlFileRepository } from "./sql/files.js";
-import { SqlObjectLabelRepository } from "./sql/object-labels.js";
-import { SqlObjectRepository } from "./sql/objects.js";
-import { SqlTableRepository } from "./sql/tables.js";
+import { SqlAnnotationQueueRepository } from "../store/trace/sql/annotation-queues.js";
+import { SqlFileRepository } from "../store/trace/sql/files.js";
+import { SqlObjectLabelRepository } from "../store/trace/sql/object-labels.js";
+import { SqlObjectRepository } from "../store/trace/sql/objects.js";
+import { SqlTableRepository } from "../store/trace/sql/tables.js";
 import { TableService } from "./tables.js";
-import { SqlTraceCallStore, type TraceCallStore } from "./trace-store.js";
+import { SqlTraceCallStore, type TraceCallStore } from "../store/trace/trace-store.js";
 import { V2ObjectResources } from "./v2-resources.js";
 
 /** Everything the trace API stores and reads, built once per app on one store. */

@@ -1,9 +1,9 @@
-import { TraceBadRequest } from "../errors.js";
-import { isJsonObject } from "../object-class.js";
+import { TraceBadRequest } from "../../store/trace/errors.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
 import type { RefReader } from "../refs-reader.js";
-import { isWeaveRefString, parseWeaveRef } from "../refs.js";
+import { isWeaveRefString, parseWeaveRef } from "../../store/trace/refs.js";
 import type { TableService } from "../tables.js";
-import type { TraceCallStore } from "../trace-store.js";
+import type { TraceCallStore } from "../../store/trace/trace-store.js";
 import { readCall } from "./call-writes.js";
 import { EVALUATE_OP } from "./constants.js";
 

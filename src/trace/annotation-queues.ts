@@ -1,11 +1,11 @@
-import { nowTimestamp } from "./timestamps.js";
-import type { CallHeaderLookup } from "./call-lookup.js";
-import { TraceBadRequest, TraceNotFound } from "./errors.js";
-import { uuidv7 } from "./ids.js";
-import { compareByCodePoint } from "../../python-format.js";
-import type { AnnotationQueueRepository, AnnotationState, QueueItemFilter, QueueItemRecord, QueueRecord } from "./sql/annotation-queues.js";
+import { nowTimestamp } from "../store/trace/timestamps.js";
+import type { CallHeaderLookup } from "../store/trace/call-lookup.js";
+import { TraceBadRequest, TraceNotFound } from "../store/trace/errors.js";
+import { uuidv7 } from "../store/trace/ids.js";
+import { compareByCodePoint } from "../python-format.js";
+import type { AnnotationQueueRepository, AnnotationState, QueueItemFilter, QueueItemRecord, QueueRecord } from "../store/trace/sql/annotation-queues.js";
 
-export type { AnnotationState, QueueItemRecord, QueueRecord } from "./sql/annotation-queues.js";
+export type { AnnotationState, QueueItemRecord, QueueRecord } from "../store/trace/sql/annotation-queues.js";
 
 export interface SortSpec {
   field: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TraceBadRequest, TraceInvalidField } from "./errors.js";
+import { TraceBadRequest, TraceInvalidField } from "../store/trace/errors.js";
 import { validateAliasName, validateObjectId, validateTagName } from "./validation.js";
 
 describe("name rules", () => {

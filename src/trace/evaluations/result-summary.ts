@@ -1,5 +1,5 @@
-import type { CallSchema } from "../calls/types.js";
-import { isJsonObject } from "../object-class.js";
+import type { CallSchema } from "../../store/trace/calls/types.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
 import type { EvalRow } from "./result-rows.js";
 
 interface ScorerStats {

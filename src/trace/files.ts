@@ -1,8 +1,8 @@
-import type { BlobStore } from "../blobs.js";
-import { nowTimestamp } from "./timestamps.js";
+import type { BlobStore } from "../store/blobs.js";
+import { nowTimestamp } from "../store/trace/timestamps.js";
 import { bytesDigest } from "./digest.js";
-import { TraceBadRequest, TraceNotFound } from "./errors.js";
-import type { FileRepository } from "./repository.js";
+import { TraceBadRequest, TraceNotFound } from "../store/trace/errors.js";
+import type { FileRepository } from "../store/trace/repository.js";
 
 /** Trace files (`docs/api/trace.md#files`): bytes in the blob store, named per project by Weave's file digest. */
 export class FileService {

@@ -1,10 +1,10 @@
-import type { CallSchema } from "../calls/types.js";
-import { TraceBadRequest, TraceNotFound } from "../errors.js";
-import { isJsonObject } from "../object-class.js";
+import type { CallSchema } from "../../store/trace/calls/types.js";
+import { TraceBadRequest, TraceNotFound } from "../../store/trace/errors.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
 import { PLACEHOLDER_EVALUATE_OP_SOURCE } from "../object-layouts.js";
-import type { Operand, Operation } from "../query/ast.js";
-import { parseWeaveRef } from "../refs.js";
-import type { TraceCallStore } from "../trace-store.js";
+import type { Operand, Operation } from "../../store/trace/query/ast.js";
+import { parseWeaveRef } from "../../store/trace/refs.js";
+import type { TraceCallStore } from "../../store/trace/trace-store.js";
 import type { V2ObjectResources } from "../v2-resources.js";
 import { callEnd, callStart, publishedOpRef, readCall, readCalls } from "./call-writes.js";
 import { EVALUATE_OP, isPredictAndScore, RUN_MARK, SUMMARIZE_OP, WEAVE_ATTRIBUTES, weaveAttributes } from "./constants.js";

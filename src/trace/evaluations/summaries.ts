@@ -1,4 +1,4 @@
-import { isJsonObject } from "../object-class.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
 
 /**
  * Weave's `auto_summarize` (`weave/flow/scorer.py`), what an SDK-run evaluation reports per scorer:

@@ -1,8 +1,8 @@
-import { TraceBadRequest, TraceError, TraceNotFound } from "./errors.js";
+import { TraceBadRequest, TraceError, TraceNotFound } from "../store/trace/errors.js";
 import { parseJsonLossless } from "./json/lossless.js";
-import { isJsonObject } from "./object-class.js";
+import { isJsonObject } from "../store/trace/object-class.js";
 import type { ObjectService } from "./objects.js";
-import { isWeaveRefString, parseWeaveRef, type WeaveRef } from "./refs.js";
+import { isWeaveRefString, parseWeaveRef, type WeaveRef } from "../store/trace/refs.js";
 import type { TableService } from "./tables.js";
 
 export const MAX_REFS_PER_BATCH = 1000;

@@ -1,9 +1,9 @@
-import type { CallSchema } from "../calls/types.js";
+import type { CallSchema } from "../../store/trace/calls/types.js";
 import { bytesDigest } from "../digest.js";
-import { pythonJsonDumps } from "../../../python-format.js";
-import { isJsonObject } from "../object-class.js";
-import { isWeaveRefString, parseWeaveRef, refName } from "../refs.js";
-import { millisBetween } from "../timestamps.js";
+import { pythonJsonDumps } from "../../python-format.js";
+import { isJsonObject } from "../../store/trace/object-class.js";
+import { isWeaveRefString, parseWeaveRef, refName } from "../../store/trace/refs.js";
+import { millisBetween } from "../../store/trace/timestamps.js";
 import { isMarkedScorerCall, isScorerCall, opBaseName, weaveAttributes } from "./constants.js";
 
 /** One predict_and_score call of an evaluation, as eval_results reports it. */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { PyFloat, PyInt, pythonFloatRepr } from "../../../python-format.js";
+import { PyFloat, PyInt, pythonFloatRepr } from "../../python-format.js";
 
 /**
  * JSON read and written without losing what Python tells apart (`1` from `1.0`, every digit of a

@@ -1,8 +1,8 @@
-import type { CallEnd, CallSchema, CallStart } from "../calls/types.js";
-import { uuidv7 } from "../ids.js";
-import { objectRefUri } from "../refs.js";
-import { nowTimestamp } from "../timestamps.js";
-import type { TraceCallStore } from "../trace-store.js";
+import type { CallEnd, CallSchema, CallStart } from "../../store/trace/calls/types.js";
+import { uuidv7 } from "../../store/trace/ids.js";
+import { objectRefUri } from "../../store/trace/refs.js";
+import { nowTimestamp } from "../../store/trace/timestamps.js";
+import type { TraceCallStore } from "../../store/trace/trace-store.js";
 import type { V2ObjectResources } from "../v2-resources.js";
 
 /** A call the server records itself (evaluation runs, predictions, scores, server-side evaluations). */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { pythonJsonDumps } from "../../python-format.js";
-import { type ObjectClasses, objectKindOf, resolveObjectClasses, validateCustomTypeFileKeys } from "./object-class.js";
+import { pythonJsonDumps } from "../python-format.js";
+import { type ObjectClasses, objectKindOf, resolveObjectClasses, validateCustomTypeFileKeys } from "../store/trace/object-class.js";
 
 /**
  * Weave's digests (`docs/api/trace.md#digests`, `weave/shared/digest.py`), byte-exact so that refs the SDKs

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PyFloat, PyInt } from "../../../python-format.js";
+import { PyFloat, PyInt } from "../../python-format.js";
 import { parseJsonLossless, stringifyJsonLossless } from "./lossless.js";
 
 describe("parseJsonLossless", () => {
