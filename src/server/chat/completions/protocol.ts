@@ -5,7 +5,7 @@ import { laxBool, laxFloat, laxInt, laxInt64 } from "../common/lax.js";
  * The chat completion protocol. The request (`docs/api/chat.md#request`): every field with its
  * type and default, pydantic-lax coercion, unknown fields ignored. This schema decides only what a
  * schema can (types, required fields, enums, the ranges interface.md states); everything vLLM
- * checks with its own message texts is a 400 rule in `pipeline/request-rules.ts` and `pipeline/sampling.ts`.
+ * checks with its own message texts is a 400 rule in `../pipeline/request-rules.ts` and `../pipeline/sampling.ts`.
  * Fields whose default depends on the model (logprobs, return_tokens_as_token_ids) stay undefined
  * when absent so the handler can tell "unset" from "false". The response and its stream chunks
  * follow the request's types below.

@@ -1,41 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import type { AnnotationQueueService, QueueItemView } from "../../../trace/annotation-queues.js";
 import { queueFields, queueItemFields } from "../../../store/trace/sql/annotation-queues.js";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { Limit, Offset, ProjectId, SortBy, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-
-const AnnotationStateEnum = z.enum(["unstarted", "in_progress", "completed", "skipped"]);
-const QueuePath = z.object({ queue_id: z.string() });
-const ItemPath = z.object({ queue_id: z.string(), item_id: z.string() });
-const ProjectQuery = z.object({ project_id: ProjectId });
-const CreateReq = z.object({ project_id: ProjectId, name: z.string(), description: z.string().default(""), scorer_refs: StringList });
-const QueryReq = z.object({ project_id: ProjectId, name: z.string().nullish(), sort_by: z.array(SortBy).nullish(), limit: Limit, offset: Offset });
-const StatsReq = z.object({ project_id: ProjectId, queue_ids: StringList });
-const UpdateReq = z.object({ project_id: ProjectId, name: z.string().nullish(), description: z.string().nullish(), scorer_refs: StringList.nullish() });
-const AddCallsReq = z.object({ project_id: ProjectId, call_ids: StringList, display_fields: StringList });
-const ItemsQueryReq = z.object({
-  project_id: ProjectId,
-  filter: z
-    .object({
-      id: z.string().nullish(),
-      call_id: z.string().nullish(),
-      call_op_name: z.string().nullish(),
-      call_trace_id: z.string().nullish(),
-      added_by: z.string().nullish(),
-      annotation_states: z.array(AnnotationStateEnum).nullish(),
-    })
-    .nullish(),
-  sort_by: z.array(SortBy).nullish(),
-  limit: Limit,
-  offset: Offset,
-  include_position: z.boolean().default(false),
-});
-const ProgressReq = z.object({ project_id: ProjectId, annotation_state: z.string() });
+import { AnnotationQueueAddCallsReq, AnnotationQueueCreateReq, AnnotationQueueItemProgressReq, AnnotationQueueItemsQueryReq, AnnotationQueueStatsReq, AnnotationQueueUpdateReq, AnnotationQueuesQueryReq, ItemPath, ProjectQuery, QueuePath } from "./protocol.js";
 
 /** An item as the API shows it: its stored fields with the annotator's state after `added_by`, in Weave's schema order. */
 function itemSchemaOf(item: QueueItemView): Record<string, unknown> {
@@ -55,18 +26,18 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
   const { queues } = options;
   const common = traceRoute("annotation queues");
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues", summary: "Create an annotation queue", body: CreateReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues", summary: "Create an annotation queue", body: AnnotationQueueCreateReq, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     return { id: await queues.create(projectId, { name: body.name, description: body.description, scorerRefs: body.scorer_refs }, traceUserId(request)) };
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/query", summary: "List annotation queues as JSON Lines", body: QueryReq, ...common }, async ({ body }, request, reply) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues/query", summary: "List annotation queues as JSON Lines", body: AnnotationQueuesQueryReq, ...common }, async ({ body }, request, reply) => {
     const { projectId } = resolveProject(request, body.project_id);
     const found = await queues.query(projectId, { name: body.name ?? undefined, sortBy: body.sort_by ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined });
     return sendJsonLines(request, reply, found.map(queueFields), stringifyJsonLossless);
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/stats", summary: "Item counts of annotation queues", body: StatsReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues/stats", summary: "Item counts of annotation queues", body: AnnotationQueueStatsReq, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const stats = await queues.stats(projectId, body.queue_ids);
     return { stats: stats.map((entry) => ({ queue_id: entry.queueId, total_items: entry.totalItems, completed_items: entry.completedItems })) };
@@ -77,7 +48,7 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
     return { queue: queueFields(await queues.read(projectId, params.queue_id)) };
   });
 
-  defineRoute(app, { method: "PUT", url: "/annotation_queues/:queue_id", summary: "Update an annotation queue", params: QueuePath, body: UpdateReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "PUT", url: "/annotation_queues/:queue_id", summary: "Update an annotation queue", params: QueuePath, body: AnnotationQueueUpdateReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const updated = await queues.update(projectId, params.queue_id, {
       name: body.name ?? undefined,
@@ -92,13 +63,13 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
     return { queue: queueFields(await queues.delete(projectId, params.queue_id)) };
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items", summary: "Add calls to an annotation queue", params: QueuePath, body: AddCallsReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items", summary: "Add calls to an annotation queue", params: QueuePath, body: AnnotationQueueAddCallsReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const added = await queues.addCalls(projectId, params.queue_id, body.call_ids, body.display_fields, traceUserId(request));
     return { added_count: added.addedCount, duplicates: added.duplicates };
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/query", summary: "Query the items of an annotation queue", params: QueuePath, body: ItemsQueryReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/query", summary: "Query the items of an annotation queue", params: QueuePath, body: AnnotationQueueItemsQueryReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const filter = body.filter ?? {};
     const items = await queues.queryItems(projectId, params.queue_id, traceUserId(request), {
@@ -118,7 +89,7 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
     return { items: items.map(itemSchemaOf) };
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/:item_id/progress", summary: "Record an annotator's progress on an item", params: ItemPath, body: ProgressReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/:item_id/progress", summary: "Record an annotator's progress on an item", params: ItemPath, body: AnnotationQueueItemProgressReq, ...common }, async ({ params, body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     return { item: itemSchemaOf(await queues.updateProgress(projectId, params.queue_id, params.item_id, traceUserId(request), body.annotation_state)) };
   });

@@ -1,54 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import type { ObjectVersion } from "../../../trace/objects.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
-import { Limit, Offset, OptionalString, ProjectId, RequiredJson, SortBy, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-
-const ObjCreateReq = z.object({
-  obj: z.object({
-    project_id: ProjectId,
-    object_id: z.string(),
-    val: RequiredJson,
-    builtin_object_class: OptionalString,
-    set_base_object_class: OptionalString.describe("Deprecated alias of builtin_object_class"),
-    expected_digest: OptionalString,
-  }),
-});
-
-const ObjReadReq = z.object({
-  project_id: ProjectId,
-  object_id: z.string(),
-  digest: z.string().describe("A content digest, 'latest', 'v<N>' or an alias"),
-  metadata_only: z.boolean().nullish(),
-  include_tags_and_aliases: z.boolean().nullish(),
-});
-
-const ObjectVersionFilter = z.object({
-  base_object_classes: StringList.nullish(),
-  exclude_base_object_classes: StringList.nullish(),
-  leaf_object_classes: StringList.nullish(),
-  object_ids: StringList.nullish(),
-  is_op: z.boolean().nullish(),
-  latest_only: z.boolean().nullish(),
-  tags: StringList.nullish(),
-  aliases: StringList.nullish(),
-});
-
-const ObjQueryReq = z.object({
-  project_id: ProjectId,
-  filter: ObjectVersionFilter.nullish(),
-  limit: Limit,
-  offset: Offset,
-  sort_by: z.array(SortBy).nullish().describe("Only object_id and created_at are honoured"),
-  metadata_only: z.boolean().nullish(),
-  include_storage_size: z.boolean().nullish(),
-  include_tags_and_aliases: z.boolean().nullish(),
-});
-
-const ObjDeleteReq = z.object({ project_id: ProjectId, object_id: z.string(), digests: StringList.nullish() });
+import { ObjCreateReq, ObjDeleteReq, ObjQueryReq, ObjReadReq } from "./protocol.js";
 
 /** `ObjSchema` (`docs/api/trace.md#object-schema`); optional fields are null unless asked for. */
 export function objSchemaOf(version: ObjectVersion, options: { includeStorageSize?: boolean; includeTagsAndAliases?: boolean } = {}): Record<string, unknown> {

@@ -1,32 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
+import type { z } from "zod";
 import type { TraceServices } from "../../../trace/services.js";
 import type { TableRowView, TableUpdate } from "../../../trace/tables.js";
 import { defineRoute } from "../../routes.js";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { JsonDict, Limit, Offset, OptionalString, ProjectId, SortBy, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject } from "../common/project.js";
-
-const TableCreateReq = z.object({ table: z.object({ project_id: ProjectId, rows: z.array(JsonDict), expected_digest: OptionalString }) });
-const TableUpdateSpec = z.union([
-  z.object({ append: z.object({ row: JsonDict }) }),
-  z.object({ pop: z.object({ index: z.number().int() }) }),
-  z.object({ insert: z.object({ index: z.number().int(), row: JsonDict }) }),
-]);
-const TableUpdateReq = z.object({ project_id: ProjectId, base_digest: z.string(), updates: z.array(TableUpdateSpec) });
-const TableCreateFromDigestsReq = z.object({ project_id: ProjectId, row_digests: StringList, expected_digest: OptionalString });
-const TableQueryReq = z.object({
-  project_id: ProjectId,
-  digest: z.string(),
-  filter: z.object({ row_digests: StringList.nullish() }).nullish(),
-  limit: Limit,
-  offset: Offset,
-  sort_by: z.array(SortBy).nullish().describe("Dotted paths into the row value"),
-});
-const TableQueryStatsReq = z.object({ project_id: ProjectId, digest: z.string() });
-const TableQueryStatsBatchReq = z.object({ project_id: ProjectId, digests: StringList.nullish(), include_storage_size: z.boolean().nullish() });
+import { TableCreateFromDigestsReq, TableCreateReq, TableQueryReq, TableQueryStatsBatchReq, TableQueryStatsReq, TableUpdateReq } from "./protocol.js";
 
 function rowSchemaOf(row: TableRowView): Record<string, unknown> {
   return { digest: row.digest, val: row.val, original_index: row.originalIndex };
