@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { compareByCodePoint, PyFloat, PyInt, pythonFloatRepr, pythonJsonDumps, pythonJsonString, pythonRepr, pythonSetRepr, pythonStr } from "./python-format.js";
-import { parseJsonLossless } from "./store/trace/json/lossless.js";
+import { parseJsonLossless } from "./trace/json/lossless.js";
 
 const sorted = (value: unknown) => pythonJsonDumps(value, { sortKeys: true });
 

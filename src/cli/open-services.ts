@@ -3,7 +3,7 @@ import { ModelCatalog } from "../engine/catalog.js";
 import { ChatTemplatePool } from "../engine/chat-template-pool.js";
 import { EngineRegistry } from "../engine/runtime/engine-registry.js";
 import type { AppServices } from "../server/app.js";
-import { templateRendererOn } from "../server/chat/engine-template.js";
+import { templateRendererOn } from "../server/chat/pipeline/engine-template.js";
 import { LocalBlobStore } from "../store/blobs.js";
 import { openStore } from "../store/db.js";
 

@@ -5,7 +5,7 @@ import type { ModelCatalog } from "../engine/catalog.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
 import { requireApiKey } from "./auth.js";
-import type { ChatEngines } from "./chat/engines.js";
+import type { ChatEngines } from "./chat/pipeline/engines.js";
 import { chatRoutes, rootChatRoutes } from "./chat/index.js";
 import { createChatRouting } from "./chat/routing.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";

@@ -6,7 +6,7 @@ import { ModelCatalog } from "../engine/catalog.js";
 import type { EngineRegistry } from "../engine/runtime/engine-registry.js";
 import { createEngineRegistry, createTemplatePool } from "../cli/open-services.js";
 import { type AppServices, buildApp } from "../server/app.js";
-import { templateRendererOn } from "../server/chat/engine-template.js";
+import { templateRendererOn } from "../server/chat/pipeline/engine-template.js";
 import type { RemoteDataLimits } from "../worker/remote-data.js";
 import type { Trainer } from "../worker/trainer.js";
 import { builtInWorkerFilter } from "../worker/routing.js";

@@ -1,12 +1,12 @@
 import { Template } from "@huggingface/jinja";
 import type { GenerateEvent, ModelInfo, SampledToken } from "../engine/api.js";
 import type { Tokenizer } from "../engine/tokenizer/types.js";
-import type { CompletionPlan } from "../server/chat/completion-plan.js";
-import { LogprobFormatter } from "../server/chat/logprobs.js";
+import type { CompletionPlan } from "../server/chat/pipeline/completion-plan.js";
+import { LogprobFormatter } from "../server/chat/pipeline/logprobs.js";
 import { ByteTokenizer } from "./byte-tokenizer.js";
-import type { ChatTemplateInput, RenderedPrompt, TemplateModel } from "../server/chat/template.js";
+import type { ChatTemplateInput, RenderedPrompt, TemplateModel } from "../server/chat/pipeline/template.js";
 import { ApiError } from "../server/errors.js";
-import { type ChatCompletionRequest, ChatCompletionReq } from "../server/chat/request-schema.js";
+import { type ChatCompletionRequest, ChatCompletionReq } from "../server/chat/completions/protocol.js";
 import { parseInput } from "../server/validation.js";
 
 /** A parsed chat completion request: one user message plus the given fields, defaults filled by the real schema. */

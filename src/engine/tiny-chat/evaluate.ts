@@ -28,7 +28,7 @@ export interface TaskAccuracy {
  */
 export async function evaluateExamples(model: LoadedModel, examples: readonly TinyChatExample[], options: { maxTokens?: number; constraints?: ConstraintBackendFactory } = {}): Promise<ExampleResult[]> {
   const core = new EngineCore({ model, scheduler: resolveSchedulerOptions({ maxRunningSequences: 32 }), constraints: await (options.constraints ?? noConstraintBackend)(model) });
-  const params = defaultSamplingParams({ temperature: 0, maxTokens: options.maxTokens ?? 64, skipSpecialTokens: false });
+  const params = defaultSamplingParams({ temperature: 0, maxTokens: options.maxTokens ?? 96, skipSpecialTokens: false });
   examples.forEach((example, index) => {
     const prompt = renderExample({ messages: example.messages.slice(0, -1), ...(example.tools ? { tools: example.tools } : {}) }, true);
     core.submit({ requestId: String(index), promptTokenIds: model.tokenizer.encode(prompt, { addSpecialTokens: false }), params });

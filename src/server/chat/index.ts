@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { installJsonBodyParser } from "../json-body.js";
-import { chatCompletionsRoute } from "./completions-route.js";
-import { keepExactTopLevelIntegers } from "./exact-integers.js";
+import { chatCompletionsRoute } from "./completions/route.js";
+import { keepExactTopLevelIntegers } from "./common/exact-integers.js";
 import { legacyCompletionsRoute } from "./legacy-completions/route.js";
-import { loraRoutes } from "./lora-routes.js";
+import { loraRoutes } from "./lora/route.js";
 import { messagesRoute } from "./messages-api/route.js";
 import { responsesRoutes } from "./responses/route.js";
 import type { ChatRouting } from "./routing.js";
-import { modelListRoute } from "./models-route.js";
+import { modelListRoute } from "./models/route.js";
 import { tokenizeRoutes } from "./tokenize/route.js";
 
 /** The OpenAI-compatible surface under /v1 (and the Anthropic-compatible Messages API beside it). */

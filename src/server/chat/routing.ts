@@ -1,5 +1,5 @@
 import type { Config } from "../../config.js";
-import { RuntimeAdapters } from "./runtime-adapters.js";
+import { RuntimeAdapters } from "./lora/runtime-adapters.js";
 import { UpstreamRouter } from "./upstream/upstream-router.js";
 
 /** What decides where a chat request runs, beyond the served base models and the trained-model registry. */

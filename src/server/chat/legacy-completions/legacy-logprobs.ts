@@ -1,5 +1,5 @@
 import type { PromptPositionLogprobs, SampledToken } from "../../../engine/api.js";
-import type { LogprobFormatter } from "../logprobs.js";
+import type { LogprobFormatter } from "../pipeline/logprobs.js";
 
 /**
  * The legacy completions' `logprobs` object (OpenAI's `text_completion` shape, as vLLM writes it):

@@ -1,15 +1,15 @@
 import type { GenerateRequest, InferenceEngine } from "../../../engine/api.js";
 import type { Tokenizer } from "../../../engine/tokenizer/types.js";
-import { chatRuleError } from "../chat-errors.js";
-import { buildConstraint } from "../constraints.js";
-import { systemFingerprint } from "../ids.js";
-import { LogprobFormatter } from "../logprobs.js";
-import { checkConstraint, isTrainedModelName, type PrepareContext, planGeneration, resolveTarget, tokenDefaults } from "../prepare.js";
-import { textSize } from "../request-limits.js";
-import { checkRequestRules } from "../request-rules.js";
-import type { ChatCompletionRequest } from "../request-schema.js";
-import { MAX_N } from "../sampling.js";
-import type { CompletionRequest } from "./request-schema.js";
+import { chatRuleError } from "../common/chat-errors.js";
+import { buildConstraint } from "../pipeline/constraints.js";
+import { systemFingerprint } from "../pipeline/ids.js";
+import { LogprobFormatter } from "../pipeline/logprobs.js";
+import { checkConstraint, isTrainedModelName, type PrepareContext, planGeneration, resolveTarget, tokenDefaults } from "../pipeline/prepare.js";
+import { textSize } from "../pipeline/request-limits.js";
+import { checkRequestRules } from "../pipeline/request-rules.js";
+import type { ChatCompletionRequest } from "../completions/protocol.js";
+import { MAX_N } from "../pipeline/sampling.js";
+import type { CompletionRequest } from "./protocol.js";
 import { randomUUID } from "node:crypto";
 
 /**

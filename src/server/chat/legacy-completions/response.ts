@@ -1,8 +1,8 @@
 import type { GenerateEvent } from "../../../engine/api.js";
-import { usage } from "../completion-plan.js";
-import { mergeTagged } from "../merge-events.js";
-import { type ChoiceState, collectGeneration, EngineOutputError, type Started } from "../response.js";
-import type { ChunkSink } from "../stream.js";
+import { usage } from "../pipeline/completion-plan.js";
+import { mergeTagged } from "../common/merge-events.js";
+import { type ChoiceState, collectGeneration, EngineOutputError, type Started } from "../completions/response.js";
+import type { ChunkSink } from "../completions/stream.js";
 import { appendPrompt, appendSampled, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.js";
 import type { LegacyPlan } from "./prepare.js";
 

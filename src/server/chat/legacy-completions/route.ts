@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../../routes.js";
-import { withChatErrors } from "../engine-errors.js";
+import { withChatErrors } from "../common/engine-errors.js";
 import type { ChatRouting } from "../routing.js";
-import { chatBodyLimit } from "../request-limits.js";
-import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
-import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../stream-reply.js";
+import { chatBodyLimit } from "../pipeline/request-limits.js";
+import { prepareContextOf, refuseUpstreamModel } from "../pipeline/request-context.js";
+import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../completions/stream-reply.js";
 import { prepareLegacyCompletion } from "./prepare.js";
-import { CompletionReq } from "./request-schema.js";
+import { CompletionReq } from "./protocol.js";
 import { collectLegacyCompletion, streamLegacyCompletion } from "./response.js";
 
 /**

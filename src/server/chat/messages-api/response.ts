@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { chatRuleError } from "../chat-errors.js";
+import { chatRuleError } from "../common/chat-errors.js";
 
 /**
  * The chat core's result in Anthropic's `message` shape: reasoning as a `thinking` block, the text

@@ -1,8 +1,8 @@
 import { badRequest } from "../../errors.js";
 import { parseInput } from "../../validation.js";
-import type { ChatCompletionRequest, ChatMessageIn } from "../request-schema.js";
-import { ChatCompletionReq } from "../request-schema.js";
-import type { AnthropicMessageIn, ContentBlockIn, MessagesRequest } from "./request-schema.js";
+import type { ChatCompletionRequest, ChatMessageIn } from "../completions/protocol.js";
+import { ChatCompletionReq } from "../completions/protocol.js";
+import type { AnthropicMessageIn, ContentBlockIn, MessagesRequest } from "./protocol.js";
 
 /**
  * A Messages request → the chat completion request the chat core runs: `system` becomes a system

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { ChatMessageIn } from "../request-schema.js";
-import type { ResponsesRequest } from "./request-schema.js";
+import type { ChatMessageIn } from "../completions/protocol.js";
+import type { ResponsesRequest } from "./protocol.js";
 
 /**
  * The chat core's result as a Responses API `response` object: output items (reasoning, the

@@ -1,7 +1,7 @@
 import { badRequest } from "../../errors.js";
 import { parseInput } from "../../validation.js";
-import { type ChatCompletionRequest, ChatCompletionReq, type ChatMessageIn } from "../request-schema.js";
-import type { InputItemIn, ResponsesRequest } from "./request-schema.js";
+import { type ChatCompletionRequest, ChatCompletionReq, type ChatMessageIn } from "../completions/protocol.js";
+import type { InputItemIn, ResponsesRequest } from "./protocol.js";
 
 /**
  * A Responses request → the chat completion request the chat core runs. The conversation is the

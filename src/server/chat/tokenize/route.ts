@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { defineRoute } from "../../routes.js";
 import type { ChatRouting } from "../routing.js";
-import { chatBodyLimit, checkRequestSize } from "../request-limits.js";
-import { prepareContextOf, refuseUpstreamModel } from "../request-context.js";
-import { DetokenizeReq, DetokenizeRes, TokenizeReq, TokenizeRes } from "./request-schema.js";
-import { detokenize, tokenize } from "./tokenize.js";
+import { chatBodyLimit, checkRequestSize } from "../pipeline/request-limits.js";
+import { prepareContextOf, refuseUpstreamModel } from "../pipeline/request-context.js";
+import { DetokenizeReq, DetokenizeRes, TokenizeReq, TokenizeRes } from "./protocol.js";
+import { detokenize, tokenize } from "./serving.js";
 
 /** POST /tokenize and /detokenize at the server's root, where vLLM serves them; they need the API key like chat. */
 export function tokenizeRoutes(app: FastifyInstance, routing: ChatRouting): void {

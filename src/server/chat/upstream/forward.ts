@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { AdapterRef } from "../../../engine/api.js";
 import { ApiError, errorBody } from "../../errors.js";
-import { SseStream } from "../sse.js";
+import { SseStream } from "../common/sse.js";
 import type { UpstreamAdapters } from "./upstream-adapters.js";
 import { type UpstreamClient, upstreamError } from "./upstream-client.js";
 

@@ -1,7 +1,7 @@
 import type { UpstreamConfig } from "../../../config-upstreams.js";
-import { parseModelName } from "../model-names.js";
-import { resolveModel } from "../model-resolver.js";
-import type { PrepareContext } from "../prepare.js";
+import { parseModelName } from "../models/model-names.js";
+import { resolveModel } from "../models/model-resolver.js";
+import type { PrepareContext } from "../pipeline/prepare.js";
 import type { UpstreamTarget } from "./forward.js";
 import { UpstreamAdapters } from "./upstream-adapters.js";
 import { UpstreamClient } from "./upstream-client.js";

@@ -4,7 +4,7 @@ import { uuidv7 } from "../../../store/trace/ids.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
 import { refName } from "../../../store/trace/refs.js";
 import { nowTimestamp } from "../../../store/trace/timestamps.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { plainJson } from "./llm-model.js";
 import type { CallRecorder } from "./recorder.js";
 import type { Scorer } from "./scorers.js";

@@ -1,7 +1,7 @@
 import { TraceBadRequest, TraceNotFound } from "../../../store/trace/errors.js";
 import { isJsonObject } from "../../../store/trace/object-class.js";
 import { isWeaveRefString, parseWeaveRef } from "../../../store/trace/refs.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { bareModel, classNameOf, type LlmModel, llmModelOf } from "./llm-model.js";
 import { type Scorer, scorerOf } from "./scorers.js";
 

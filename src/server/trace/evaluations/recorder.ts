@@ -1,6 +1,6 @@
-import { callEnd, callStart, type NewCall, publishedOpRef } from "../../../store/trace/evaluations/call-writes.js";
-import { PLACEHOLDER_OP_SOURCE } from "../../../store/trace/object-layouts.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { callEnd, callStart, type NewCall, publishedOpRef } from "../../../trace/evaluations/call-writes.js";
+import { PLACEHOLDER_OP_SOURCE } from "../../../trace/object-layouts.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { type ChatRunner, type LlmModel, type Prediction, predict, predictionMessages } from "./llm-model.js";
 import { judgePrompt, type Scorer, scoreArguments } from "./scorers.js";
 

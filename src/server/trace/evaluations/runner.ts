@@ -1,5 +1,5 @@
-import { EVALUATE_OP, PREDICT_AND_SCORE_OP, SUMMARIZE_OP } from "../../../store/trace/evaluations/constants.js";
-import { autoSummarize } from "../../../store/trace/evaluations/summaries.js";
+import { EVALUATE_OP, PREDICT_AND_SCORE_OP, SUMMARIZE_OP } from "../../../trace/evaluations/constants.js";
+import { autoSummarize } from "../../../trace/evaluations/summaries.js";
 import type { Prediction } from "./llm-model.js";
 import type { DatasetRow, EvaluationPlan } from "./plan.js";
 import { type CallRecorder, type OpenCall, usageSummary } from "./recorder.js";

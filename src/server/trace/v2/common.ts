@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { VersionHeader } from "../../../store/trace/v2-resources.js";
+import type { VersionHeader } from "../../../trace/v2-resources.js";
 
 /**
  * Path and query pieces of the v2 object API: `/v2/{entity}/{project}/<resource>...`

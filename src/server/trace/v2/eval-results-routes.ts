@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { queryEvalResults } from "../../../store/trace/evaluations/results.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { queryEvalResults } from "../../../trace/evaluations/results.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
-import { pathProject } from "../project.js";
-import { zQuery } from "../query-schema.js";
-import { StringList } from "../schemas.js";
-import { traceRoute } from "../scope.js";
+import { pathProject } from "../common/project.js";
+import { zQuery } from "../common/query-schema.js";
+import { StringList } from "../common/schemas.js";
+import { traceRoute } from "../common/scope.js";
 import { ProjectPath } from "./common.js";
 
 const EvalResultsQueryBody = z.object({

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
-import type { V2ObjectResources } from "../../../store/trace/v2-resources.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
+import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
-import { sendJsonLines } from "../json-lines.js";
-import { JsonDict, OptionalString } from "../schemas.js";
-import { traceRoute, useLosslessJson } from "../scope.js";
-import { pathProject, traceUserId } from "../project.js";
+import { sendJsonLines } from "../common/json-lines.js";
+import { JsonDict, OptionalString } from "../common/schemas.js";
+import { traceRoute, useLosslessJson } from "../common/scope.js";
+import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
 
 const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });

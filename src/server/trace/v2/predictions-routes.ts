@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { stringifyJsonLossless } from "../../../store/trace/json/lossless.js";
-import type { TraceServices } from "../../../store/trace/services.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
+import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
-import { sendJsonLines } from "../json-lines.js";
-import { pathProject, traceUserId } from "../project.js";
-import { JsonDict, OptionalString, RequiredJson } from "../schemas.js";
-import { traceRoute, useLosslessJson } from "../scope.js";
+import { sendJsonLines } from "../common/json-lines.js";
+import { pathProject, traceUserId } from "../common/project.js";
+import { JsonDict, OptionalString, RequiredJson } from "../common/schemas.js";
+import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.js";
 
 const PredictionCreateBody = z.object({

@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { MetricSpec } from "../../../store/trace/buckets.js";
+import type { CallSchema, CallsQuery } from "../../../store/trace/calls/types.js";
+import { ApiError } from "../../errors.js";
+import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
+import { defineRoute } from "../../routes.js";
+import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./protocol.js";
+import { sendJsonArrayObject } from "../common/json-array.js";
+import { sendJsonLines } from "../common/json-lines.js";
+import { resolveProject } from "../common/project.js";
+import { traceRoute } from "../common/scope.js";
+import type { TraceServices } from "../../../trace/services.js";
+import { expandColumns } from "./ref-expansion.js";
+import { attachUsernames } from "./usernames.js";
+
+const DEFAULT_USAGE_LIMIT = 10_000;
+
+function toCallsQuery(body: CallsQueryBody): CallsQuery {
+  return {
+    projectId: body.project_id,
+    filter: body.filter,
+    query: body.query?.$expr,
+    sortBy: body.sort_by,
+    limit: body.limit,
+    offset: body.offset,
+    // Usernames are resolved from wb_user_id, so a narrowed column list still reads it.
+    columns: body.include_usernames && body.columns && body.columns.length > 0 ? [...body.columns, "wb_user_id"] : body.columns,
+    includeStorageSize: body.include_storage_size === true,
+    includeTotalStorageSize: body.include_total_storage_size === true,
+  };
+}
+
+function expandsRefs(body: CallsQueryBody): boolean {
+  return (body.expand_columns?.length ?? 0) > 0 && body.return_expanded_column_values !== false;
+}
+
+function metricSpecs(metrics: { metric: string; aggregations?: MetricSpec["aggregations"] | null; percentiles?: number[] | null }[] | null | undefined): MetricSpec[] {
+  return (metrics ?? []).map((spec) => {
+    const aggregations = spec.aggregations ?? [];
+    const percentiles = spec.percentiles ?? [];
+    return { metric: spec.metric, aggregations: aggregations.length === 0 && percentiles.length === 0 ? ["sum"] : aggregations, percentiles };
+  });
+}
+
+/** Reading calls: stream and batch queries, counts, usage roll-ups, time-bucketed stats, threads. */
+export async function callQueryRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
+  const { calls, refs } = options.trace;
+  const common = traceRoute("calls");
+
+  /** Pages of matching calls with costs, feedback and expanded refs as the request asks. */
+  async function* callPages(body: CallsQueryBody): AsyncGenerator<CallSchema[]> {
+    const expand = expandsRefs(body);
+    for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
+      if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
+      if (body.include_usernames) await attachUsernames(app.services.store.db, page);
+      yield page;
+    }
+  }
+
+  defineRoute(app, { method: "POST", url: "/calls/stream_query", summary: "Query calls (JSON Lines)", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
+    resolveProject(request, body.project_id);
+    const pages = callPages(body);
+    // The first page is read before any byte is sent, so a bad query still gets a normal error.
+    const first = await pages.next();
+    async function* rows() {
+      if (first.done) return;
+      yield* first.value;
+      for await (const page of pages) yield* page;
+    }
+    // Expanded values come from stored objects, whose floats keep their Python spelling (1.0).
+    return sendJsonLines(request, reply, rows(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
+  });
+
+  // The same rows as one JSON object, written page by page rather than built whole in memory.
+  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
+    resolveProject(request, body.project_id);
+    const pages = callPages(body);
+    const first = await pages.next();
+    async function* all() {
+      if (first.done) return;
+      yield first.value;
+      yield* pages;
+    }
+    return sendJsonArrayObject(request, reply, "calls", all(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
+  });
+
+  defineRoute(app, { method: "POST", url: "/call/read", summary: "Read one call", body: CallReadReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    const query: CallsQuery = {
+      projectId: body.project_id,
+      filter: { call_ids: [body.id] },
+      limit: 1,
+      sortBy: [],
+      includeStorageSize: body.include_storage_size === true,
+      includeTotalStorageSize: body.include_total_storage_size === true,
+    };
+    for await (const page of calls.queryCalls(query, { includeCosts: body.include_costs === true })) return { call: page[0] ?? null };
+    return { call: null };
+  });
+
+  defineRoute(app, { method: "POST", url: "/calls/query_stats", summary: "Count calls", body: CallsQueryStatsReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    if (body.limit !== null && body.limit !== undefined && body.limit < 1) throw new ApiError(400, "Limit must be a positive integer");
+    const query: CallsQuery = { projectId: body.project_id, filter: body.filter, query: body.query?.$expr };
+    const { count, hasMore } = await calls.countCalls(query, body.limit ?? undefined);
+    const res: Record<string, unknown> = { count, has_more: hasMore };
+    if (body.include_total_storage_size) res.total_storage_size_bytes = await calls.totalStorageSize(query);
+    return res;
+  });
+
+  defineRoute(app, { method: "POST", url: "/calls/usage", summary: "Token usage of calls with their descendants", body: CallsUsageReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    return calls.callsUsage({ projectId: body.project_id, callIds: body.call_ids, includeCosts: body.include_costs === true, limit: body.limit ?? DEFAULT_USAGE_LIMIT });
+  });
+
+  defineRoute(app, { method: "POST", url: "/trace/usage", summary: "Token usage of every matching call", body: TraceUsageReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    return calls.traceUsage({ projectId: body.project_id, filter: body.filter, query: body.query?.$expr, includeCosts: body.include_costs === true, limit: body.limit ?? DEFAULT_USAGE_LIMIT });
+  });
+
+  defineRoute(app, { method: "POST", url: "/calls/stats", summary: "Time-bucketed call metrics", body: CallStatsReq, ...common }, async ({ body }, request) => {
+    resolveProject(request, body.project_id);
+    return calls.callStats({
+      projectId: body.project_id,
+      start: body.start,
+      end: body.end,
+      granularity: body.granularity,
+      timezone: body.timezone ?? "UTC",
+      usageMetrics: metricSpecs(body.usage_metrics),
+      callMetrics: metricSpecs(body.call_metrics),
+      filter: body.filter,
+    });
+  });
+
+  defineRoute(app, { method: "POST", url: "/threads/stream_query", summary: "Query threads (JSON Lines)", body: ThreadsQueryReq, ...common }, async ({ body }, request: FastifyRequest, reply) => {
+    resolveProject(request, body.project_id);
+    const threads = await calls.queryThreads({
+      projectId: body.project_id,
+      afterDatetime: body.filter?.after_datetime,
+      beforeDatetime: body.filter?.before_datetime,
+      threadIds: body.filter?.thread_ids,
+      sortBy: body.sort_by,
+      limit: body.limit,
+      offset: body.offset,
+    });
+    return sendJsonLines(request, reply, threads);
+  });
+}

@@ -1,0 +1,41 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { TurnBudget } from "../../../store/event-loop-turns.js";
+
+/**
+ * Sends `{"<key>": [row, row, …]}` as rows come, page by page, so a large result never sits in
+ * memory whole (as a body string or as objects), handing the event loop back every few milliseconds. The caller reads the first page before calling,
+ * so a bad query still gets a normal error; an error after the first byte ends the connection.
+ */
+export async function sendJsonArrayObject(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: string,
+  pages: AsyncIterable<readonly unknown[]>,
+  serialize: (row: unknown) => string = JSON.stringify,
+): Promise<FastifyReply> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+  const write = async (text: string) => {
+    if (!raw.write(text)) await new Promise((resolve) => raw.once("drain", resolve));
+  };
+  try {
+    await write(`{${JSON.stringify(key)}:[`);
+    let separator = "";
+    const turns = new TurnBudget();
+    for await (const page of pages) {
+      let chunk = "";
+      for (const row of page) {
+        await turns.spend();
+        chunk += separator + serialize(row);
+        separator = ",";
+      }
+      if (chunk !== "") await write(chunk);
+    }
+    raw.end("]}");
+  } catch (error) {
+    request.log.error({ err: error }, "response failed after its first byte");
+    raw.destroy(error as Error);
+  }
+  return reply;
+}

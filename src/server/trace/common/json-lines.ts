@@ -1,0 +1,34 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { TurnBudget } from "../../../store/event-loop-turns.js";
+
+/**
+ * Streams rows as JSON Lines (`docs/api/trace.md#json-lines`): one object per line, the media type taken from
+ * the request's Accept header (default application/jsonl). Rows are written as they come, so a
+ * large result never sits in memory whole, and the event loop is handed back every few
+ * milliseconds. `serialize` renders one row (JSON.stringify by default).
+ * An error after the first byte can no longer become an error response, so it ends the connection.
+ */
+export async function sendJsonLines(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rows: AsyncIterable<unknown> | Iterable<unknown>,
+  serialize: (row: unknown) => string = JSON.stringify,
+): Promise<FastifyReply> {
+  const accept = request.headers.accept;
+  const mediaType = accept && accept !== "*/*" && !accept.includes(",") ? accept : "application/jsonl";
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, { "content-type": mediaType });
+  const turns = new TurnBudget();
+  try {
+    for await (const row of rows) {
+      await turns.spend();
+      if (!raw.write(`${serialize(row)}\n`)) await new Promise((resolve) => raw.once("drain", resolve));
+    }
+    raw.end();
+  } catch (error) {
+    request.log.error({ err: error }, "stream failed after its first byte");
+    raw.destroy(error as Error);
+  }
+  return reply;
+}

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { JsonObject, ProjectId, SortByList, Timestamp, TraceId, TraceRef } from "../common/schemas.js";
+import { zQuery } from "../common/query-schema.js";
+
+/** `FeedbackCreateReq` (`docs/api/trace.md#feedback-schema`); `wb_user_id` is accepted and replaced by the server. */
+export const FeedbackCreateReq = z.object({
+  id: TraceId.min(1).nullish(),
+  project_id: ProjectId,
+  weave_ref: TraceRef,
+  creator: z.string().nullish(),
+  feedback_type: z.string().min(1),
+  payload: JsonObject,
+  annotation_ref: z.string().nullish(),
+  runnable_ref: z.string().nullish(),
+  call_ref: z.string().nullish(),
+  trigger_ref: z.string().nullish(),
+  queue_id: z.string().nullish(),
+  scorer_tags: z.array(z.string()).nullish(),
+  scorer_tag_reasons: z.record(z.string(), z.string()).nullish(),
+  scorer_tag_confidences: z.record(z.string(), z.number()).nullish(),
+  scorer_ratings: z.record(z.string(), z.number()).nullish(),
+  scorer_rating_reasons: z.record(z.string(), z.string()).nullish(),
+  scorer_rating_confidences: z.record(z.string(), z.number()).nullish(),
+  span_agent_name: z.string().nullish(),
+  span_agent_version: z.string().nullish(),
+  span_status_code: z.string().nullish(),
+  span_conversation_id: z.string().nullish(),
+  span_trace_id: z.string().nullish(),
+  scorer_trace_id: z.string().nullish(),
+  wb_user_id: z.string().nullish(),
+});
+export type FeedbackCreateBody = z.output<typeof FeedbackCreateReq>;
+
+export const FeedbackBatchCreateReq = z.object({ batch: z.array(FeedbackCreateReq) });
+export const FeedbackReplaceReq = FeedbackCreateReq.extend({ feedback_id: z.string() });
+
+export const FeedbackQueryReq = z.object({
+  project_id: ProjectId,
+  fields: z.array(z.string()).nullish(),
+  query: zQuery.nullish(),
+  sort_by: SortByList.nullish(),
+  limit: z.int().min(0).nullish(),
+  offset: z.int().min(0).nullish(),
+});
+
+export const FeedbackPurgeReq = z.object({ project_id: ProjectId, query: zQuery });
+
+export const FeedbackStatsReq = z.object({
+  project_id: ProjectId,
+  start: Timestamp,
+  end: Timestamp.nullish(),
+  feedback_type: z.string().nullish(),
+  trigger_ref: z.string().nullish(),
+  granularity: z.int().min(1).nullish(),
+  timezone: z.string().nullish(),
+  metrics: z.array(
+    z.object({
+      json_path: z.string(),
+      value_type: z.enum(["numeric", "boolean", "categorical"]).nullish(),
+      aggregations: z.array(z.enum(["sum", "avg", "min", "max", "count", "count_true", "count_false"])).nullish(),
+      percentiles: z.array(z.number().min(0).max(100)).nullish(),
+    }),
+  ),
+});
+
+export const FeedbackPayloadSchemaReq = z.object({
+  project_id: ProjectId,
+  start: Timestamp,
+  end: Timestamp.nullish(),
+  feedback_type: z.string().nullish(),
+  trigger_ref: z.string().nullish(),
+  sample_limit: z.int().min(1).max(5000).nullish(),
+});
+
+export const CostCreateReq = z.object({
+  project_id: ProjectId,
+  costs: z.record(
+    TraceId.min(1),
+    z.object({
+      prompt_token_cost: z.number(),
+      completion_token_cost: z.number(),
+      cache_read_input_token_cost: z.number().nullish(),
+      cache_creation_input_token_cost: z.number().nullish(),
+      prompt_token_cost_unit: z.string().nullish(),
+      completion_token_cost_unit: z.string().nullish(),
+      effective_date: Timestamp.nullish(),
+      provider_id: z.string().nullish(),
+    }),
+  ),
+  wb_user_id: z.string().nullish(),
+});
+
+export const CostQueryReq = z.object({
+  project_id: ProjectId,
+  fields: z.array(z.string()).nullish(),
+  query: zQuery.nullish(),
+  sort_by: SortByList.nullish(),
+  limit: z.int().min(0).nullish(),
+  offset: z.int().min(0).nullish(),
+});
+
+export const CostPurgeReq = z.object({ project_id: ProjectId, query: zQuery });

@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { Limit, Offset, OptionalString, ProjectId, RequiredJson, SortBy, StringList } from "../common/schemas.js";
+
+/** Requests of the object endpoints (`docs/api/trace.md#objects`); unknown fields are ignored, as Weave does. */
+export const ObjCreateReq = z.object({
+  obj: z.object({
+    project_id: ProjectId,
+    object_id: z.string(),
+    val: RequiredJson,
+    builtin_object_class: OptionalString,
+    set_base_object_class: OptionalString.describe("Deprecated alias of builtin_object_class"),
+    expected_digest: OptionalString,
+  }),
+});
+
+export const ObjReadReq = z.object({
+  project_id: ProjectId,
+  object_id: z.string(),
+  digest: z.string().describe("A content digest, 'latest', 'v<N>' or an alias"),
+  metadata_only: z.boolean().nullish(),
+  include_tags_and_aliases: z.boolean().nullish(),
+});
+
+const ObjectVersionFilter = z.object({
+  base_object_classes: StringList.nullish(),
+  exclude_base_object_classes: StringList.nullish(),
+  leaf_object_classes: StringList.nullish(),
+  object_ids: StringList.nullish(),
+  is_op: z.boolean().nullish(),
+  latest_only: z.boolean().nullish(),
+  tags: StringList.nullish(),
+  aliases: StringList.nullish(),
+});
+
+export const ObjQueryReq = z.object({
+  project_id: ProjectId,
+  filter: ObjectVersionFilter.nullish(),
+  limit: Limit,
+  offset: Offset,
+  sort_by: z.array(SortBy).nullish().describe("Only object_id and created_at are honoured"),
+  metadata_only: z.boolean().nullish(),
+  include_storage_size: z.boolean().nullish(),
+  include_tags_and_aliases: z.boolean().nullish(),
+});
+
+export const ObjDeleteReq = z.object({ project_id: ProjectId, object_id: z.string(), digests: StringList.nullish() });
