@@ -69,6 +69,32 @@ struct AttentionBackwardHeads {
 
 using AttentionBackwardGroupKernel = void (*)(const AttentionBackwardHeads& heads);
 
+// The forward of `heads` consecutive query heads of one row that share a kv head, over keys stored
+// transposed (many query rows: prefill and scoring). Key j's dimension d is at
+// keys_t[d · keys_t_stride + j], zero past the last key, keys_t_stride a multiple of 16, so 16
+// scores come from vertical fused multiply-adds. Every score is the same f32 operations in the same
+// order as the single-head kernel's dot product (per-lane chains over the head's 16-float chunks,
+// then the fixed tree of 15 adds across lanes), and the softmax and weighted sum are that kernel's:
+// the outputs equal it bit for bit, so decode (one row, the single-head kernel) and prefill agree.
+struct AttentionHeadsTransposed {
+  const float* query;  // heads · head_dim values
+  float* out;          // heads · head_dim values
+  int heads;
+  const float* keys_t;
+  size_t keys_t_stride;
+  const float* values;  // position j's value at values + j * stride
+  size_t stride;
+  int visible;
+  int head_dim;
+  float scale;
+  float* scratch;  // heads · keys_t_stride + heads · head_dim values
+};
+
+using AttentionTransposedKernel = void (*)(const AttentionHeadsTransposed& heads);
+
+// Writes keys_t[d · keys_t_stride + j] = keys[j · stride + d] for j < count, zero up to keys_t_stride.
+void transpose_keys(float* keys_t, size_t keys_t_stride, const float* keys, size_t stride, int count, int head_dim);
+
 void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head);
 
 #if defined(__x86_64__)
@@ -78,6 +104,7 @@ AttentionBackwardKernel attention_backward_avx2(int head_dim);
 // AVX-512 kernels for the same head sizes, else null (the backward takes a kv head's query heads at once).
 AttentionHeadKernel attention_head_avx512(int head_dim);
 AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim);
+AttentionTransposedKernel attention_transposed_avx512(int head_dim);
 #endif
 
 }  // namespace flywheel

@@ -54,17 +54,9 @@ FLYWHEEL_AVX512 inline void dots(const __m512* x, const float* rows, size_t stri
   for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
 }
 
+// Softmax of `visible` scores (in place) and the weighted sum of the values into out.
 template <int C>
-FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
-  __m512 q[C];
-  const __m512 scale = _mm512_set1_ps(head.scale);
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) q[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
-  const size_t stride = head.stride;
-  const int visible = head.visible;
-  float* scores = head.scores;
-  dots<C>(q, head.keys, stride, visible, scores);
-
+FLYWHEEL_AVX512 void softmax_values(float* scores, const float* values, size_t stride, int visible, float* out) {
   const VectorOps& ops = vector_ops_avx2();
   const float max = ops.max(scores, visible);
   const float inverse_sum = 1.0f / ops.exp_shifted(scores, visible, max);
@@ -80,14 +72,14 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   for (; j + S <= visible; j += S) {
 #pragma GCC unroll 16
     for (int s = 0; s < S; s++) {
-      const float* v = head.values + (j + s) * stride;
+      const float* v = values + (j + s) * stride;
       const __m512 weight = _mm512_set1_ps(scores[j + s]);
 #pragma GCC unroll 16
       for (int c = 0; c < C; c++) acc[s][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[s][c]);
     }
   }
   for (; j < visible; j++) {
-    const float* v = head.values + j * stride;
+    const float* v = values + j * stride;
     const __m512 weight = _mm512_set1_ps(scores[j]);
 #pragma GCC unroll 16
     for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
@@ -103,7 +95,109 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   }
   const __m512 normalize = _mm512_set1_ps(inverse_sum);
 #pragma GCC unroll 16
-  for (int c = 0; c < C; c++) _mm512_storeu_ps(head.out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+  for (int c = 0; c < C; c++) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+}
+
+template <int C>
+FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
+  __m512 q[C];
+  const __m512 scale = _mm512_set1_ps(head.scale);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) q[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
+  dots<C>(q, head.keys, head.stride, head.visible, head.scores);
+  softmax_values<C>(head.scores, head.values, head.stride, head.visible, head.out);
+}
+
+// Scores of M query heads (scaled queries q, M × 16·C) against N blocks of 16 transposed keys:
+// out[m · ld + 16·n + p] = the score of head m and key 16·n + p. Lane i of dot4's accumulator is
+// the chain over chunks c of q[16c + i]·k[16c + i]; here that chain runs for 16 keys at once in one
+// register, and reduce4's tree (lanes i and i + 8 folded, then pairs, then pairs of pairs, then the
+// two halves) is the same adds across those registers, so every score has dot4's bits.
+template <int C, int M, int N>
+FLYWHEEL_AVX512 inline void transposed_tile(const float* q, const float* kt, size_t ld, float* out) {
+  constexpr int hd = 16 * C;
+  const auto lane = [&](int i, __m512 (&acc)[M][N]) FLYWHEEL_AVX512 {
+#pragma GCC unroll 8
+    for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+      for (int n = 0; n < N; n++) acc[m][n] = _mm512_setzero_ps();
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      const float* row = kt + static_cast<size_t>(16 * c + i) * ld;
+      __m512 k[N];
+#pragma GCC unroll 4
+      for (int n = 0; n < N; n++) k[n] = _mm512_loadu_ps(row + 16 * n);
+#pragma GCC unroll 8
+      for (int m = 0; m < M; m++) {
+        const __m512 qv = _mm512_set1_ps(q[m * hd + 16 * c + i]);
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) acc[m][n] = _mm512_fmadd_ps(qv, k[n], acc[m][n]);
+      }
+    }
+  };
+  // fold(i) = lane i + lane i + 8; pair(p) = fold(2p) + fold(2p + 1); half(h) = pair(2h) + pair(2h + 1).
+  const auto fold = [&](int i, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
+    __m512 high[M][N];
+    lane(i, sum);
+    lane(i + 8, high);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+      for (int n = 0; n < N; n++) sum[m][n] = _mm512_add_ps(sum[m][n], high[m][n]);
+    }
+  };
+  const auto add = [](__m512 (&a)[M][N], const __m512 (&b)[M][N]) FLYWHEEL_AVX512 {
+#pragma GCC unroll 8
+    for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+      for (int n = 0; n < N; n++) a[m][n] = _mm512_add_ps(a[m][n], b[m][n]);
+    }
+  };
+  const auto pair = [&](int p, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
+    __m512 other[M][N];
+    fold(2 * p, sum);
+    fold(2 * p + 1, other);
+    add(sum, other);
+  };
+  const auto half = [&](int h, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
+    __m512 other[M][N];
+    pair(2 * h, sum);
+    pair(2 * h + 1, other);
+    add(sum, other);
+  };
+  __m512 total[M][N], other[M][N];
+  half(0, total);
+  half(1, other);
+  add(total, other);
+#pragma GCC unroll 8
+  for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+    for (int n = 0; n < N; n++) _mm512_storeu_ps(out + m * ld + 16 * n, total[m][n]);
+  }
+}
+
+// Scores of M heads for `blocks` blocks of 16 keys, two blocks per tile.
+template <int C, int M>
+FLYWHEEL_AVX512 void transposed_scores(const float* q, const float* kt, size_t ld, int blocks, float* out) {
+  int b = 0;
+  for (; b + 2 <= blocks; b += 2) transposed_tile<C, M, 2>(q, kt + 16 * b, ld, out + 16 * b);
+  if (b < blocks) transposed_tile<C, M, 1>(q, kt + 16 * b, ld, out + 16 * b);
+}
+
+template <int C>
+FLYWHEEL_AVX512 void transposed_kernel(const AttentionHeadsTransposed& heads) {
+  constexpr int hd = 16 * C;
+  const size_t ld = heads.keys_t_stride;
+  float* scores = heads.scratch;
+  float* q = heads.scratch + static_cast<size_t>(heads.heads) * ld;
+  const __m512 scale = _mm512_set1_ps(heads.scale);
+  for (int i = 0; i < heads.heads * C; i++) _mm512_storeu_ps(q + 16 * i, _mm512_mul_ps(_mm512_loadu_ps(heads.query + 16 * i), scale));
+  const int blocks = (heads.visible + 15) / 16;
+  int g = 0;
+  for (; g + 2 <= heads.heads; g += 2) transposed_scores<C, 2>(q + g * hd, heads.keys_t, ld, blocks, scores + g * ld);
+  if (g < heads.heads) transposed_scores<C, 1>(q + g * hd, heads.keys_t, ld, blocks, scores + g * ld);
+  for (g = 0; g < heads.heads; g++) softmax_values<C>(scores + g * ld, heads.values, heads.stride, heads.visible, heads.out + g * hd);
 }
 
 // One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
@@ -220,6 +314,13 @@ AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim) {
   if (head_dim == 32) return backward_group_kernel<2>;
   if (head_dim == 64) return backward_group_kernel<4>;
   if (head_dim == 128) return backward_group_kernel<8>;
+  return nullptr;
+}
+
+AttentionTransposedKernel attention_transposed_avx512(int head_dim) {
+  if (head_dim == 32) return transposed_kernel<2>;
+  if (head_dim == 64) return transposed_kernel<4>;
+  if (head_dim == 128) return transposed_kernel<8>;
   return nullptr;
 }
 
