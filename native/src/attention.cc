@@ -12,18 +12,16 @@ void attention_head_generic(const VectorOps& ops, const AttentionHead& head) {
   for (int j = 0; j < head.visible; j++) ops.axpy(head.out, head.scores[j] * inverse_sum, head.values + j * head.stride, head.head_dim);
 }
 
-void transpose_keys(float* keys_t, size_t keys_t_stride, const float* keys, size_t stride, int count, int head_dim) {
-  // 16 keys at a time, so each written row of keys_t is a contiguous run.
-  for (int j0 = 0; j0 < count; j0 += 16) {
-    const int end = std::min(count, j0 + 16);
+void transpose_keys(float* keys_t, const float* keys, size_t stride, int count, int head_dim) {
+  const int blocks = (count + 15) / 16;
+  for (int block = 0; block < blocks; block++) {
+    float* to = keys_t + static_cast<size_t>(block) * 16 * head_dim;
+    const int first = 16 * block;
+    const int end = std::min(count - first, 16);
     for (int d = 0; d < head_dim; d++) {
-      float* to = keys_t + static_cast<size_t>(d) * keys_t_stride;
-      for (int j = j0; j < end; j++) to[j] = keys[static_cast<size_t>(j) * stride + d];
+      for (int p = 0; p < end; p++) to[d * 16 + p] = keys[static_cast<size_t>(first + p) * stride + d];
+      for (int p = end; p < 16; p++) to[d * 16 + p] = 0.0f;
     }
-  }
-  for (int d = 0; d < head_dim; d++) {
-    float* to = keys_t + static_cast<size_t>(d) * keys_t_stride;
-    std::fill(to + count, to + keys_t_stride, 0.0f);
   }
 }
 

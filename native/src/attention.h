@@ -69,31 +69,41 @@ struct AttentionBackwardHeads {
 
 using AttentionBackwardGroupKernel = void (*)(const AttentionBackwardHeads& heads);
 
-// The forward of `heads` consecutive query heads of one row that share a kv head, over keys stored
-// transposed (many query rows: prefill and scoring). Key j's dimension d is at
-// keys_t[d · keys_t_stride + j], zero past the last key, keys_t_stride a multiple of 16, so 16
-// scores come from vertical fused multiply-adds. Every score is the same f32 operations in the same
-// order as the single-head kernel's dot product (per-lane chains over the head's 16-float chunks,
-// then the fixed tree of 15 adds across lanes), and the softmax and weighted sum are that kernel's:
-// the outputs equal it bit for bit, so decode (one row, the single-head kernel) and prefill agree.
-struct AttentionHeadsTransposed {
-  const float* query;  // heads · head_dim values
-  float* out;          // heads · head_dim values
+// The forward of a block of query rows for the query heads that share one kv head, over keys
+// stored transposed in blocks of 16 (prefill and scoring; see transpose_keys), so 16 scores come
+// from vertical fused multiply-adds; the weighted sum of the values runs over spans of keys for every query of the
+// block in turn, so a span's values are read from L1 by all of them. Each output is the same f32
+// operations in the same order as the single-head kernel's (per-lane chains over the head's
+// 16-float chunks and the fixed tree of 15 adds across lanes for a score; the same softmax; the
+// same chains over positions for the weighted sum): decode (one row, the single-head kernel) and
+// prefill agree bit for bit.
+struct AttentionRowsTransposed {
+  const float* query;  // row r's head g at query + r · row_stride + g · head_dim
+  float* out;          // the same layout
+  size_t row_stride;
+  int rows;
   int heads;
   const float* keys_t;
-  size_t keys_t_stride;
-  const float* values;  // position j's value at values + j * stride
+  size_t keys_t_stride;  // keys_t's positions: the keys rounded up to a multiple of 16
+  const float* values;   // position j's value at values + j * stride
   size_t stride;
-  int visible;
+  int first_visible;  // row r sees first_visible + r positions
   int head_dim;
   float scale;
-  float* scratch;  // heads · keys_t_stride + heads · head_dim values
+  float* scratch;  // attention_rows_scratch(rows · heads, keys_t_stride, head_dim) values
 };
 
-using AttentionTransposedKernel = void (*)(const AttentionHeadsTransposed& heads);
+inline size_t attention_rows_scratch(int queries, size_t keys_t_stride, int head_dim) {
+  // Scores, scaled queries, the weighted sums' 8 running vectors, the softmax normalizers.
+  return static_cast<size_t>(queries) * (keys_t_stride + head_dim + 8 * 16 + 1);
+}
 
-// Writes keys_t[d · keys_t_stride + j] = keys[j · stride + d] for j < count, zero up to keys_t_stride.
-void transpose_keys(float* keys_t, size_t keys_t_stride, const float* keys, size_t stride, int count, int head_dim);
+using AttentionTransposedKernel = void (*)(const AttentionRowsTransposed& rows);
+
+// Keys in blocks of 16 positions, each block dimension-major: key j's dimension d (at
+// keys[j · stride + d]) goes to keys_t[(j / 16) · 16 · head_dim + d · 16 + j % 16], and the last
+// block is padded with zeros, so the 16 keys' values of one dimension are one aligned row.
+void transpose_keys(float* keys_t, const float* keys, size_t stride, int count, int head_dim);
 
 void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head);
 

@@ -115,61 +115,71 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
 // two halves) is the same adds across those registers, so every score has dot4's bits.
 template <int C, int M, int N>
 FLYWHEEL_AVX512 inline void transposed_tile(const float* q, const float* kt, size_t ld, float* out) {
+  // kt: N consecutive blocks of transpose_keys' layout (16 · hd floats each).
   constexpr int hd = 16 * C;
-  const auto lane = [&](int i, __m512 (&acc)[M][N]) FLYWHEEL_AVX512 {
+  // Pending partial trees, filled lane pair by lane pair so that few registers are live:
+  // fold(i) = lane i + lane i + 8; pair(p) = fold(2p) + fold(2p + 1); half(h) = pair(2h) + pair(2h + 1).
+  __m512 pending_fold[M][N], pending_pair[M][N], pending_half[M][N], total[M][N];
 #pragma GCC unroll 8
-    for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-      for (int n = 0; n < N; n++) acc[m][n] = _mm512_setzero_ps();
-    }
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      const float* row = kt + static_cast<size_t>(16 * c + i) * ld;
-      __m512 k[N];
-#pragma GCC unroll 4
-      for (int n = 0; n < N; n++) k[n] = _mm512_loadu_ps(row + 16 * n);
+  for (int i = 0; i < 8; i++) {
+    __m512 low[M][N], high[M][N];
+#pragma GCC unroll 2
+    for (int part = 0; part < 2; part++) {
+      const int lane = i + 8 * part;
+      __m512 acc[M][N];
 #pragma GCC unroll 8
       for (int m = 0; m < M; m++) {
-        const __m512 qv = _mm512_set1_ps(q[m * hd + 16 * c + i]);
 #pragma GCC unroll 4
-        for (int n = 0; n < N; n++) acc[m][n] = _mm512_fmadd_ps(qv, k[n], acc[m][n]);
+        for (int n = 0; n < N; n++) acc[m][n] = _mm512_setzero_ps();
+      }
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        const float* row = kt + (16 * c + lane) * 16;
+        __m512 k[N];
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) k[n] = _mm512_loadu_ps(row + n * 16 * hd);
+#pragma GCC unroll 8
+        for (int m = 0; m < M; m++) {
+          const __m512 qv = _mm512_set1_ps(q[m * hd + 16 * c + lane]);
+#pragma GCC unroll 4
+          for (int n = 0; n < N; n++) acc[m][n] = _mm512_fmadd_ps(qv, k[n], acc[m][n]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) {
+          if (part == 0) {
+            low[m][n] = acc[m][n];
+          } else {
+            high[m][n] = acc[m][n];
+          }
+        }
       }
     }
-  };
-  // fold(i) = lane i + lane i + 8; pair(p) = fold(2p) + fold(2p + 1); half(h) = pair(2h) + pair(2h + 1).
-  const auto fold = [&](int i, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
-    __m512 high[M][N];
-    lane(i, sum);
-    lane(i + 8, high);
 #pragma GCC unroll 8
     for (int m = 0; m < M; m++) {
 #pragma GCC unroll 4
-      for (int n = 0; n < N; n++) sum[m][n] = _mm512_add_ps(sum[m][n], high[m][n]);
+      for (int n = 0; n < N; n++) {
+        __m512 x = _mm512_add_ps(low[m][n], high[m][n]);
+        if (i % 2 == 0) {
+          pending_fold[m][n] = x;
+          continue;
+        }
+        x = _mm512_add_ps(pending_fold[m][n], x);
+        if (i % 4 == 1) {
+          pending_pair[m][n] = x;
+          continue;
+        }
+        x = _mm512_add_ps(pending_pair[m][n], x);
+        if (i == 3) {
+          pending_half[m][n] = x;
+          continue;
+        }
+        total[m][n] = _mm512_add_ps(pending_half[m][n], x);
+      }
     }
-  };
-  const auto add = [](__m512 (&a)[M][N], const __m512 (&b)[M][N]) FLYWHEEL_AVX512 {
-#pragma GCC unroll 8
-    for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-      for (int n = 0; n < N; n++) a[m][n] = _mm512_add_ps(a[m][n], b[m][n]);
-    }
-  };
-  const auto pair = [&](int p, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
-    __m512 other[M][N];
-    fold(2 * p, sum);
-    fold(2 * p + 1, other);
-    add(sum, other);
-  };
-  const auto half = [&](int h, __m512 (&sum)[M][N]) FLYWHEEL_AVX512 {
-    __m512 other[M][N];
-    pair(2 * h, sum);
-    pair(2 * h + 1, other);
-    add(sum, other);
-  };
-  __m512 total[M][N], other[M][N];
-  half(0, total);
-  half(1, other);
-  add(total, other);
+  }
 #pragma GCC unroll 8
   for (int m = 0; m < M; m++) {
 #pragma GCC unroll 4
@@ -177,27 +187,148 @@ FLYWHEEL_AVX512 inline void transposed_tile(const float* q, const float* kt, siz
   }
 }
 
-// Scores of M heads for `blocks` blocks of 16 keys, two blocks per tile.
-template <int C, int M>
-FLYWHEEL_AVX512 void transposed_scores(const float* q, const float* kt, size_t ld, int blocks, float* out) {
-  int b = 0;
-  for (; b + 2 <= blocks; b += 2) transposed_tile<C, M, 2>(q, kt + 16 * b, ld, out + 16 * b);
-  if (b < blocks) transposed_tile<C, M, 1>(q, kt + 16 * b, ld, out + 16 * b);
+// The weighted sum of P queries (consecutive, scores `ld` apart) over positions [begin, end), a
+// multiple of S long: softmax_values' S chains, their running sums kept in `sums` (S·C vectors per
+// query) between spans.
+template <int C, int P>
+FLYWHEEL_AVX512 inline void weighted_span(float* sums, const float* scores, size_t ld, const float* values, size_t stride, int begin,
+                                          int end) {
+  constexpr int S = chains(C);
+  __m512 acc[P][S][C];
+#pragma GCC unroll 2
+  for (int p = 0; p < P; p++) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[p][s][c] = _mm512_loadu_ps(sums + p * S * 16 * C + (s * C + c) * 16);
+    }
+  }
+  for (int j = begin; j < end; j += S) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+      const float* v = values + (j + s) * stride;
+      __m512 row[C];
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) row[c] = _mm512_loadu_ps(v + 16 * c);
+#pragma GCC unroll 2
+      for (int p = 0; p < P; p++) {
+        const __m512 weight = _mm512_set1_ps(scores[p * ld + j + s]);
+#pragma GCC unroll 16
+        for (int c = 0; c < C; c++) acc[p][s][c] = _mm512_fmadd_ps(weight, row[c], acc[p][s][c]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < P; p++) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) _mm512_storeu_ps(sums + p * S * 16 * C + (s * C + c) * 16, acc[p][s][c]);
+    }
+  }
 }
 
 template <int C>
-FLYWHEEL_AVX512 void transposed_kernel(const AttentionHeadsTransposed& heads) {
+FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
   constexpr int hd = 16 * C;
-  const size_t ld = heads.keys_t_stride;
-  float* scores = heads.scratch;
-  float* q = heads.scratch + static_cast<size_t>(heads.heads) * ld;
-  const __m512 scale = _mm512_set1_ps(heads.scale);
-  for (int i = 0; i < heads.heads * C; i++) _mm512_storeu_ps(q + 16 * i, _mm512_mul_ps(_mm512_loadu_ps(heads.query + 16 * i), scale));
-  const int blocks = (heads.visible + 15) / 16;
-  int g = 0;
-  for (; g + 2 <= heads.heads; g += 2) transposed_scores<C, 2>(q + g * hd, heads.keys_t, ld, blocks, scores + g * ld);
-  if (g < heads.heads) transposed_scores<C, 1>(q + g * hd, heads.keys_t, ld, blocks, scores + g * ld);
-  for (g = 0; g < heads.heads; g++) softmax_values<C>(scores + g * ld, heads.values, heads.stride, heads.visible, heads.out + g * hd);
+  constexpr int S = chains(C);
+  constexpr int sum_floats = S * C * 16;
+  static_assert(sum_floats == 8 * 16, "attention_rows_scratch keeps 8 vectors per query");
+  const int queries = a.rows * a.heads;
+  const size_t ld = a.keys_t_stride;
+  float* scores = a.scratch;
+  float* q = scores + static_cast<size_t>(queries) * ld;
+  float* sums = q + static_cast<size_t>(queries) * hd;
+  float* inverse = sums + static_cast<size_t>(queries) * sum_floats;
+  const auto visible = [&](int query) { return a.first_visible + query / a.heads; };
+
+  const __m512 scale = _mm512_set1_ps(a.scale);
+  for (int query = 0; query < queries; query++) {
+    const float* from = a.query + (query / a.heads) * a.row_stride + (query % a.heads) * hd;
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(q + query * hd + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(from + 16 * c), scale));
+  }
+
+  // Scores: blocks of 16 keys outer, so a block's transposed keys serve every query from L1. Past
+  // a query's last key, the last block's extra scores land in its scratch row and are never read.
+  const int blocks = (visible(queries - 1) + 15) / 16;
+  for (int b = 0; b < blocks; b += 2) {
+    int query = 0;
+    for (; query + 2 <= queries; query += 2) {
+      const int needed = (visible(query + 1) + 15) / 16;
+      float* out = scores + query * ld + 16 * b;
+      if (b + 2 <= needed) {
+        transposed_tile<C, 2, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      } else if (b < needed) {
+        transposed_tile<C, 2, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      }
+    }
+    if (query < queries) {
+      const int needed = (visible(query) + 15) / 16;
+      float* out = scores + query * ld + 16 * b;
+      if (b + 2 <= needed) {
+        transposed_tile<C, 1, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      } else if (b < needed) {
+        transposed_tile<C, 1, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      }
+    }
+  }
+
+  const VectorOps& ops = vector_ops_avx2();
+  for (int query = 0; query < queries; query++) {
+    float* row = scores + query * ld;
+    const float max = ops.max(row, visible(query));
+    inverse[query] = 1.0f / ops.exp_shifted(row, visible(query), max);
+  }
+
+  // The weighted sums: spans of positions outer, each span's values read by every query while in
+  // L1; a query's chains take positions up to the last multiple of S below its visible count, as
+  // softmax_values' main loop does; its remainder follows below, on chain 0.
+  std::fill(sums, sums + static_cast<size_t>(queries) * sum_floats, 0.0f);
+  constexpr int span = 64;
+  const int last_main = visible(queries - 1) / S * S;
+  for (int begin = 0; begin < last_main; begin += span) {
+    int query = 0;
+    while (query < queries) {
+      const int end = std::min(begin + span, visible(query) / S * S);
+      const bool pair = query + 1 < queries && visible(query + 1) == visible(query);
+      if (begin < end) {
+        if (pair) {
+          weighted_span<C, 2>(sums + query * sum_floats, scores + query * ld, ld, a.values, a.stride, begin, end);
+        } else {
+          weighted_span<C, 1>(sums + query * sum_floats, scores + query * ld, ld, a.values, a.stride, begin, end);
+        }
+      }
+      query += pair ? 2 : 1;
+    }
+  }
+  for (int query = 0; query < queries; query++) {
+    const float* row = scores + query * ld;
+    const float* sum = sums + query * sum_floats;
+    __m512 acc[S][C];
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[s][c] = _mm512_loadu_ps(sum + (s * C + c) * 16);
+    }
+    for (int j = visible(query) / S * S; j < visible(query); j++) {
+      const float* v = a.values + j * a.stride;
+      const __m512 weight = _mm512_set1_ps(row[j]);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
+    }
+    float* out = a.out + (query / a.heads) * a.row_stride + (query % a.heads) * hd;
+    const __m512 normalize = _mm512_set1_ps(inverse[query]);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      if constexpr (S == 4) {
+        acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
+      } else if constexpr (S == 2) {
+        acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
+      }
+      _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+    }
+  }
 }
 
 // One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
@@ -318,9 +449,9 @@ AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim) {
 }
 
 AttentionTransposedKernel attention_transposed_avx512(int head_dim) {
-  if (head_dim == 32) return transposed_kernel<2>;
-  if (head_dim == 64) return transposed_kernel<4>;
-  if (head_dim == 128) return transposed_kernel<8>;
+  if (head_dim == 32) return rows_kernel<2>;
+  if (head_dim == 64) return rows_kernel<4>;
+  if (head_dim == 128) return rows_kernel<8>;
   return nullptr;
 }
 

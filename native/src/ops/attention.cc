@@ -72,17 +72,23 @@ void KernelContext::attention_transposed(AttentionTransposedKernel kernel, float
   if (attention_keys_t_.size() < per_head * shape.kv_heads) attention_keys_t_.resize(per_head * shape.kv_heads);
   float* keys_t = attention_keys_t_.data();
   pool_.parallel_for(shape.kv_heads, [&](int kv_head, int) {
-    transpose_keys(keys_t + kv_head * per_head, ld, keys + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
+    transpose_keys(keys_t + kv_head * per_head, keys + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
   });
-  scratch_.reserve(static_cast<size_t>(group) * (ld + hd));
+  // Tasks: (kv head, block of rows), about 32 queries a block, so the keys and values of a span
+  // are read from L1 by all of them. Each output's arithmetic is the same whatever the blocks.
+  const int block_rows = std::max(1, 32 / group);
+  const int blocks = (rows + block_rows - 1) / block_rows;
+  scratch_.reserve(attention_rows_scratch(block_rows * group, ld, hd));
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-  // One task per (query row, kv head), as in attention().
-  pool_.parallel_for(rows * shape.kv_heads, [&](int task, int thread) {
-    const int row = task / shape.kv_heads;
+  const size_t row_stride = static_cast<size_t>(shape.heads) * hd;
+  // Later blocks see more keys: handed out from the last, so the longest go first.
+  pool_.parallel_for(blocks * shape.kv_heads, [&](int task, int thread) {
+    const int block = blocks - 1 - task / shape.kv_heads;
     const int kv_head = task % shape.kv_heads;
-    const size_t offset = (static_cast<size_t>(row) * shape.heads + static_cast<size_t>(kv_head) * group) * hd;
-    kernel({q + offset, out + offset, group, keys_t + kv_head * per_head, ld, values + static_cast<size_t>(kv_head) * hd, kv_stride,
-            start + row + 1, hd, scale, scratch_.get(thread)});
+    const int first = block * block_rows;
+    const size_t offset = first * row_stride + static_cast<size_t>(kv_head) * group * hd;
+    kernel({q + offset, out + offset, row_stride, std::min(block_rows, rows - first), group, keys_t + kv_head * per_head, ld,
+            values + static_cast<size_t>(kv_head) * hd, kv_stride, start + first + 1, hd, scale, scratch_.get(thread)});
   });
 }
 
