@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "../context.h"
+#include "../simd.h"
 
 namespace flywheel {
 
@@ -42,29 +43,103 @@ inline double exp_non_positive(double x, const double* fraction_powers) {
   return poly * fraction_powers[k & 63] * kIntegerPowers.values[k >> 6];
 }
 
+// One row's sums, the max in index order as above.
+void row_sums_scalar(const float* row, int vocab, const double* fraction_powers, double& max_out, double& sum_out, double& weighted_out) {
+  double max = -INFINITY;
+  for (int j = 0; j < vocab; j++) {
+    if (row[j] > max) max = row[j];
+  }
+  double sum = 0;
+  double weighted_sum = 0;
+  for (int j = 0; j < vocab; j++) {
+    const double e = exp_non_positive(static_cast<double>(row[j]) - max, fraction_powers);
+    sum += e;
+    weighted_sum += e * static_cast<double>(row[j]);
+  }
+  max_out = max;
+  sum_out = sum;
+  weighted_out = weighted_sum;
+}
+
+#if FLYWHEEL_HAVE_X86
+// The same row sums with exp_non_positive and the products e·x computed for 8 entries at once: each
+// lane does exp_non_positive's double operations in its order (separate multiplies and adds, the
+// same table reads), so every e is the scalar one; the sums still add them one at a time in index
+// order. Lanes past the floor (or NaN) give 0 without reading the tables; a block with x > 0 (not
+// reached after subtracting the max) goes through the scalar function.
+FLYWHEEL_AVX512 void row_sums_avx512(const float* row, int vocab, const double* fraction_powers, double& max_out, double& sum_out,
+                                     double& weighted_out) {
+  double max = -INFINITY;
+  for (int j = 0; j < vocab; j++) {
+    if (row[j] > max) max = row[j];
+  }
+  const __m512d max_v = _mm512_set1_pd(max);
+  const __m512d floor_v = _mm512_set1_pd(kExpFloor);
+  const __m512d zero = _mm512_setzero_pd();
+  const __m512d steps_per_ln2 = _mm512_set1_pd(kStepsPerLn2);
+  const __m512d shift = _mm512_set1_pd(kRoundingShift);
+  const __m512d hi = _mm512_set1_pd(kLn2Over64Hi);
+  const __m512d lo = _mm512_set1_pd(kLn2Over64Lo);
+  const __m512d one = _mm512_set1_pd(1);
+  const __m256i low_bits = _mm256_set1_epi32(63);
+  alignas(64) double e[8];
+  alignas(64) double products[8];
+  double sum = 0;
+  double weighted_sum = 0;
+  int j = 0;
+  for (; j + 8 <= vocab; j += 8) {
+    const __m512d value = _mm512_cvtps_pd(_mm256_loadu_ps(row + j));
+    const __m512d x = _mm512_sub_pd(value, max_v);
+    const __mmask8 live = _mm512_cmp_pd_mask(x, floor_v, _CMP_GT_OQ);
+    if (_mm512_cmp_pd_mask(x, zero, _CMP_GT_OQ) != 0) {
+      for (int i = 0; i < 8; i++) {
+        const double scalar = exp_non_positive(static_cast<double>(row[j + i]) - max, fraction_powers);
+        sum += scalar;
+        weighted_sum += scalar * static_cast<double>(row[j + i]);
+      }
+      continue;
+    }
+    const __m512d steps = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(x, steps_per_ln2), shift), shift);
+    const __m512d r = _mm512_sub_pd(_mm512_sub_pd(x, _mm512_mul_pd(steps, hi)), _mm512_mul_pd(steps, lo));
+    __m512d poly = _mm512_add_pd(_mm512_set1_pd(1.0 / 24), _mm512_div_pd(r, _mm512_set1_pd(120)));
+    poly = _mm512_add_pd(_mm512_set1_pd(1.0 / 6), _mm512_mul_pd(r, poly));
+    poly = _mm512_add_pd(_mm512_set1_pd(0.5), _mm512_mul_pd(r, poly));
+    poly = _mm512_add_pd(one, _mm512_mul_pd(r, poly));
+    poly = _mm512_add_pd(one, _mm512_mul_pd(r, poly));
+    // k = (int)(-steps); masked off where x is past the floor, where it may not fit the tables.
+    const __m256i k = _mm512_maskz_cvttpd_epi32(live, _mm512_sub_pd(zero, steps));
+    const __m512d fraction = _mm512_mask_i32gather_pd(zero, live, _mm256_and_si256(k, low_bits), fraction_powers, 8);
+    const __m512d integer = _mm512_mask_i32gather_pd(zero, live, _mm256_srai_epi32(k, 6), kIntegerPowers.values, 8);
+    const __m512d exp = _mm512_maskz_mov_pd(live, _mm512_mul_pd(_mm512_mul_pd(poly, fraction), integer));
+    _mm512_store_pd(e, exp);
+    _mm512_store_pd(products, _mm512_mul_pd(exp, value));
+    for (int i = 0; i < 8; i++) {
+      sum += e[i];
+      weighted_sum += products[i];
+    }
+  }
+  for (; j < vocab; j++) {
+    const double scalar = exp_non_positive(static_cast<double>(row[j]) - max, fraction_powers);
+    sum += scalar;
+    weighted_sum += scalar * static_cast<double>(row[j]);
+  }
+  max_out = max;
+  sum_out = sum;
+  weighted_out = weighted_sum;
+}
+#endif
+
 }  // namespace
 
 void KernelContext::token_logprob_sums(const float* logits, int rows, int vocab, const double* fraction_powers, double* maxes,
                                        double* sums, double* weighted) {
-  const auto row_sums = [&](size_t r) {
-    const float* row = logits + r * static_cast<size_t>(vocab);
-    double max = -INFINITY;
-    for (int j = 0; j < vocab; j++) {
-      if (row[j] > max) max = row[j];
-    }
-    double sum = 0;
-    double weighted_sum = 0;
-    for (int j = 0; j < vocab; j++) {
-      const double e = exp_non_positive(static_cast<double>(row[j]) - max, fraction_powers);
-      sum += e;
-      weighted_sum += e * static_cast<double>(row[j]);
-    }
-    maxes[r] = max;
-    sums[r] = sum;
-    weighted[r] = weighted_sum;
-  };
+  auto row_sums = row_sums_scalar;
+#if FLYWHEEL_HAVE_X86
+  if (level_ == SimdLevel::Avx512) row_sums = row_sums_avx512;
+#endif
+  const auto row_sums_at = [&](size_t r) { row_sums(logits + r * static_cast<size_t>(vocab), vocab, fraction_powers, maxes[r], sums[r], weighted[r]); };
   for_chunks(rows, 1, [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; r++) row_sums(r);
+    for (size_t r = begin; r < end; r++) row_sums_at(r);
   });
 }
 
