@@ -54,12 +54,63 @@ FLYWHEEL_AVX512 inline void dots(const __m512* x, const float* rows, size_t stri
   for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
 }
 
+// vector_ops_avx2's exp8 on 16 lanes: the same operations per lane, so the same bits.
+FLYWHEEL_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
+  const __m512i exponent = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(exponent));
+}
+
+// vector_ops_avx2's exp_shifted, 16 values a step: its 8-lane sum gets the low half, then the
+// high half, as two of its steps would; the horizontal sum and the tail are its own.
+FLYWHEEL_AVX512 float exp_shifted(float* x, int n, float shift) {
+  const __m512 sv = _mm512_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), sv));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+    sum = _mm256_add_ps(sum, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+  }
+  if (i + 8 <= n) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_castps256_ps512(_mm256_loadu_ps(x + i)), sv));
+    _mm256_storeu_ps(x + i, _mm512_castps512_ps256(e));
+    sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+    i += 8;
+  }
+  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
+  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
+  float total = _mm_cvtss_f32(folded);
+  if (i < n) {
+    alignas(64) float tail[16] = {};
+    for (int j = 0; i + j < n; j++) tail[j] = x[i + j] - shift;
+    _mm512_store_ps(tail, exp16(_mm512_load_ps(tail)));
+    for (int j = 0; i + j < n; j++) {
+      x[i + j] = tail[j];
+      total += tail[j];
+    }
+  }
+  return total;
+}
+
 // Softmax of `visible` scores (in place) and the weighted sum of the values into out.
 template <int C>
 FLYWHEEL_AVX512 void softmax_values(float* scores, const float* values, size_t stride, int visible, float* out) {
-  const VectorOps& ops = vector_ops_avx2();
-  const float max = ops.max(scores, visible);
-  const float inverse_sum = 1.0f / ops.exp_shifted(scores, visible, max);
+  const float max = vector_ops_avx2().max(scores, visible);
+  const float inverse_sum = 1.0f / exp_shifted(scores, visible, max);
 
   constexpr int S = chains(C);
   __m512 acc[S][C];
@@ -209,7 +260,11 @@ FLYWHEEL_AVX512 inline void weighted_span(float* sums, const float* scores, size
       const float* v = values + (j + s) * stride;
       __m512 row[C];
 #pragma GCC unroll 16
-      for (int c = 0; c < C; c++) row[c] = _mm512_loadu_ps(v + 16 * c);
+      for (int c = 0; c < C; c++) {
+        row[c] = _mm512_loadu_ps(v + 16 * c);
+        // One load for the P queries: kept from being folded into each multiply-add as a memory operand.
+        if constexpr (P > 1) __asm__("" : "+v"(row[c]));
+      }
 #pragma GCC unroll 2
       for (int p = 0; p < P; p++) {
         const __m512 weight = _mm512_set1_ps(scores[p * ld + j + s]);
@@ -278,7 +333,7 @@ FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
   for (int query = 0; query < queries; query++) {
     float* row = scores + query * ld;
     const float max = ops.max(row, visible(query));
-    inverse[query] = 1.0f / ops.exp_shifted(row, visible(query), max);
+    inverse[query] = 1.0f / exp_shifted(row, visible(query), max);
   }
 
   // The weighted sums: spans of positions outer, each span's values read by every query while in

@@ -33,6 +33,8 @@ struct VectorOps {
 const VectorOps& vector_ops_scalar();
 #if defined(__x86_64__)
 const VectorOps& vector_ops_avx2();
+// VectorOps::axpys on 512-bit registers, with vector_ops_avx2().axpys' bits (vector_ops_avx512.cc).
+void axpys_avx512(float* y, const float* coefficients, const float* rows, int count, int n);
 #endif
 
 }  // namespace flywheel
