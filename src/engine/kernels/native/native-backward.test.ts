@@ -115,11 +115,13 @@ describeNative("native backward kernels", (addon) => {
 
     it("log-softmax where exp underflows or meets -Infinity, on a vocabulary that is no multiple of 8, gives the reference's bits", () => {
       const rng = Rng.fromSeed(26);
-      const [rows, vocab] = [5, 1003];
+      // 64 rows: chunks of several rows per thread, so rows are summed several at a time and alone.
+      const [rows, vocab] = [64, 1003];
       // Logits spread over thousands, so many entries fall past exp's floor (700 below the max), some -Infinity.
       const logits = randomArray(rng, rows * vocab, 1500);
       for (let i = 0; i < logits.length; i += 37) logits[i] = -Infinity;
       logits.fill(0, 2 * vocab, 3 * vocab);
+      logits.fill(-Infinity, 9 * vocab + 500, 10 * vocab);
       const targets = Int32Array.from({ length: rows }, (_, r) => (r * 211) % vocab);
       const results = [native, ts].map((kernels) => {
         const out = { normalizers: new Float64Array(rows), logprobs: new Float64Array(rows), entropies: new Float64Array(rows) };
