@@ -44,6 +44,63 @@ FLYWHEEL_AVX512 void axpys_avx512(float* y, const float* coefficients, const flo
   }
 }
 
+// vector_ops_avx2's dots (and dot), 16 floats a step: lanes 0–7 of one 512-bit sum are dot's chain
+// s0 (even 8-float blocks) and lanes 8–15 its chain s1 (odd blocks); a last 8-float block goes to
+// s0 alone, as there; then dot's horizontal sum of s0 + s1 and its scalar tail. Same bits.
+FLYWHEEL_AVX512 void dots_avx512(float* out, const float* a, const float* rows, int count, int n) {
+  const auto finish = [&](__m512 s, const float* b) FLYWHEEL_AVX512 {
+    const __m256 v = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+    float total = _mm_cvtss_f32(sum);
+    for (int t = n / 8 * 8; t < n; t++) total += a[t] * b[t];
+    return total;
+  };
+  const int pairs_end = n / 16 * 16;
+  const bool last_block = n - pairs_end >= 8;
+  int j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const float* b[4];
+    __m512 s[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+      b[r] = rows + static_cast<size_t>(j + r) * n;
+      s[r] = _mm512_setzero_ps();
+    }
+    for (int i = 0; i < pairs_end; i += 16) {
+      const __m512 av = _mm512_loadu_ps(a + i);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; r++) s[r] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[r] + i), s[r]);
+    }
+    if (last_block) {
+      const __m512 av = _mm512_maskz_loadu_ps(0x00ff, a + pairs_end);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; r++) s[r] = _mm512_mask3_fmadd_ps(av, _mm512_maskz_loadu_ps(0x00ff, b[r] + pairs_end), s[r], 0x00ff);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) out[j + r] = finish(s[r], b[r]);
+  }
+  for (; j < count; j++) {
+    const float* b = rows + static_cast<size_t>(j) * n;
+    __m512 s = _mm512_setzero_ps();
+    for (int i = 0; i < pairs_end; i += 16) s = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s);
+    if (last_block) s = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(0x00ff, a + pairs_end), _mm512_maskz_loadu_ps(0x00ff, b + pairs_end), s, 0x00ff);
+    out[j] = finish(s, b);
+  }
+}
+
+// out[j] = alpha · x[j], or out[j] += alpha · x[j]: a multiply, then an add, per element.
+FLYWHEEL_AVX512 void scale_store_avx512(float* out, const float* x, float alpha, int n, bool accumulate) {
+  const __m512 av = _mm512_set1_ps(alpha);
+  int j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 scaled = _mm512_mul_ps(av, _mm512_loadu_ps(x + j));
+    _mm512_storeu_ps(out + j, accumulate ? _mm512_add_ps(_mm512_loadu_ps(out + j), scaled) : scaled);
+  }
+  for (; j < n; j++) out[j] = accumulate ? out[j] + alpha * x[j] : alpha * x[j];
+}
+
 }  // namespace flywheel
 
 #endif
