@@ -25,6 +25,7 @@
         "src/packed_matrix.cc",
         "src/thread_pool.cc",
         "src/vector_ops_avx2.cc",
+        "src/vector_ops_avx512.cc",
         "src/vector_ops_scalar.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -12,6 +12,19 @@ void attention_head_generic(const VectorOps& ops, const AttentionHead& head) {
   for (int j = 0; j < head.visible; j++) ops.axpy(head.out, head.scores[j] * inverse_sum, head.values + j * head.stride, head.head_dim);
 }
 
+void transpose_keys(float* keys_t, const float* keys, size_t stride, int count, int head_dim) {
+  const int blocks = (count + 15) / 16;
+  for (int block = 0; block < blocks; block++) {
+    float* to = keys_t + static_cast<size_t>(block) * 16 * head_dim;
+    const int first = 16 * block;
+    const int end = std::min(count - first, 16);
+    for (int d = 0; d < head_dim; d++) {
+      for (int p = 0; p < end; p++) to[d * 16 + p] = keys[static_cast<size_t>(first + p) * stride + d];
+      for (int p = end; p < 16; p++) to[d * 16 + p] = 0.0f;
+    }
+  }
+}
+
 void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head) {
   const int n = head.visible;
   const int hd = head.head_dim;

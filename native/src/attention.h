@@ -69,6 +69,42 @@ struct AttentionBackwardHeads {
 
 using AttentionBackwardGroupKernel = void (*)(const AttentionBackwardHeads& heads);
 
+// The forward of a block of query rows for the query heads that share one kv head, over keys
+// stored transposed in blocks of 16 (prefill and scoring; see transpose_keys), so 16 scores come
+// from vertical fused multiply-adds; the weighted sum of the values runs over spans of keys for every query of the
+// block in turn, so a span's values are read from L1 by all of them. Each output is the same f32
+// operations in the same order as the single-head kernel's (per-lane chains over the head's
+// 16-float chunks and the fixed tree of 15 adds across lanes for a score; the same softmax; the
+// same chains over positions for the weighted sum): decode (one row, the single-head kernel) and
+// prefill agree bit for bit.
+struct AttentionRowsTransposed {
+  const float* query;  // row r's head g at query + r · row_stride + g · head_dim
+  float* out;          // the same layout
+  size_t row_stride;
+  int rows;
+  int heads;
+  const float* keys_t;
+  size_t keys_t_stride;  // keys_t's positions: the keys rounded up to a multiple of 16
+  const float* values;   // position j's value at values + j * stride
+  size_t stride;
+  int first_visible;  // row r sees first_visible + r positions
+  int head_dim;
+  float scale;
+  float* scratch;  // attention_rows_scratch(rows · heads, keys_t_stride, head_dim) values
+};
+
+inline size_t attention_rows_scratch(int queries, size_t keys_t_stride, int head_dim) {
+  // Scores, scaled queries, the weighted sums' 8 running vectors, the softmax normalizers.
+  return static_cast<size_t>(queries) * (keys_t_stride + head_dim + 8 * 16 + 1);
+}
+
+using AttentionTransposedKernel = void (*)(const AttentionRowsTransposed& rows);
+
+// Keys in blocks of 16 positions, each block dimension-major: key j's dimension d (at
+// keys[j · stride + d]) goes to keys_t[(j / 16) · 16 · head_dim + d · 16 + j % 16], and the last
+// block is padded with zeros, so the 16 keys' values of one dimension are one aligned row.
+void transpose_keys(float* keys_t, const float* keys, size_t stride, int count, int head_dim);
+
 void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHead& head);
 
 #if defined(__x86_64__)
@@ -78,6 +114,7 @@ AttentionBackwardKernel attention_backward_avx2(int head_dim);
 // AVX-512 kernels for the same head sizes, else null (the backward takes a kv head's query heads at once).
 AttentionHeadKernel attention_head_avx512(int head_dim);
 AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim);
+AttentionTransposedKernel attention_transposed_avx512(int head_dim);
 #endif
 
 }  // namespace flywheel

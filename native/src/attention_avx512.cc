@@ -54,20 +54,63 @@ FLYWHEEL_AVX512 inline void dots(const __m512* x, const float* rows, size_t stri
   for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
 }
 
-template <int C>
-FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
-  __m512 q[C];
-  const __m512 scale = _mm512_set1_ps(head.scale);
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) q[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
-  const size_t stride = head.stride;
-  const int visible = head.visible;
-  float* scores = head.scores;
-  dots<C>(q, head.keys, stride, visible, scores);
+// vector_ops_avx2's exp8 on 16 lanes: the same operations per lane, so the same bits.
+FLYWHEEL_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
+  const __m512i exponent = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(exponent));
+}
 
-  const VectorOps& ops = vector_ops_avx2();
-  const float max = ops.max(scores, visible);
-  const float inverse_sum = 1.0f / ops.exp_shifted(scores, visible, max);
+// vector_ops_avx2's exp_shifted, 16 values a step: its 8-lane sum gets the low half, then the
+// high half, as two of its steps would; the horizontal sum and the tail are its own.
+FLYWHEEL_AVX512 float exp_shifted(float* x, int n, float shift) {
+  const __m512 sv = _mm512_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), sv));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+    sum = _mm256_add_ps(sum, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+  }
+  if (i + 8 <= n) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_castps256_ps512(_mm256_loadu_ps(x + i)), sv));
+    _mm256_storeu_ps(x + i, _mm512_castps512_ps256(e));
+    sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+    i += 8;
+  }
+  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
+  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
+  float total = _mm_cvtss_f32(folded);
+  if (i < n) {
+    alignas(64) float tail[16] = {};
+    for (int j = 0; i + j < n; j++) tail[j] = x[i + j] - shift;
+    _mm512_store_ps(tail, exp16(_mm512_load_ps(tail)));
+    for (int j = 0; i + j < n; j++) {
+      x[i + j] = tail[j];
+      total += tail[j];
+    }
+  }
+  return total;
+}
+
+// Softmax of `visible` scores (in place) and the weighted sum of the values into out.
+template <int C>
+FLYWHEEL_AVX512 void softmax_values(float* scores, const float* values, size_t stride, int visible, float* out) {
+  const float max = vector_ops_avx2().max(scores, visible);
+  const float inverse_sum = 1.0f / exp_shifted(scores, visible, max);
 
   constexpr int S = chains(C);
   __m512 acc[S][C];
@@ -80,14 +123,14 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   for (; j + S <= visible; j += S) {
 #pragma GCC unroll 16
     for (int s = 0; s < S; s++) {
-      const float* v = head.values + (j + s) * stride;
+      const float* v = values + (j + s) * stride;
       const __m512 weight = _mm512_set1_ps(scores[j + s]);
 #pragma GCC unroll 16
       for (int c = 0; c < C; c++) acc[s][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[s][c]);
     }
   }
   for (; j < visible; j++) {
-    const float* v = head.values + j * stride;
+    const float* v = values + j * stride;
     const __m512 weight = _mm512_set1_ps(scores[j]);
 #pragma GCC unroll 16
     for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
@@ -103,7 +146,244 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   }
   const __m512 normalize = _mm512_set1_ps(inverse_sum);
 #pragma GCC unroll 16
-  for (int c = 0; c < C; c++) _mm512_storeu_ps(head.out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+  for (int c = 0; c < C; c++) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+}
+
+template <int C>
+FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
+  __m512 q[C];
+  const __m512 scale = _mm512_set1_ps(head.scale);
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) q[c] = _mm512_mul_ps(_mm512_loadu_ps(head.query + 16 * c), scale);
+  dots<C>(q, head.keys, head.stride, head.visible, head.scores);
+  softmax_values<C>(head.scores, head.values, head.stride, head.visible, head.out);
+}
+
+// Scores of M query heads (scaled queries q, M × 16·C) against N blocks of 16 transposed keys:
+// out[m · ld + 16·n + p] = the score of head m and key 16·n + p. Lane i of dot4's accumulator is
+// the chain over chunks c of q[16c + i]·k[16c + i]; here that chain runs for 16 keys at once in one
+// register, and reduce4's tree (lanes i and i + 8 folded, then pairs, then pairs of pairs, then the
+// two halves) is the same adds across those registers, so every score has dot4's bits.
+template <int C, int M, int N>
+FLYWHEEL_AVX512 inline void transposed_tile(const float* q, const float* kt, size_t ld, float* out) {
+  // kt: N consecutive blocks of transpose_keys' layout (16 · hd floats each).
+  constexpr int hd = 16 * C;
+  // Pending partial trees, filled lane pair by lane pair so that few registers are live:
+  // fold(i) = lane i + lane i + 8; pair(p) = fold(2p) + fold(2p + 1); half(h) = pair(2h) + pair(2h + 1).
+  __m512 pending_fold[M][N], pending_pair[M][N], pending_half[M][N], total[M][N];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    __m512 low[M][N], high[M][N];
+#pragma GCC unroll 2
+    for (int part = 0; part < 2; part++) {
+      const int lane = i + 8 * part;
+      __m512 acc[M][N];
+#pragma GCC unroll 8
+      for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) acc[m][n] = _mm512_setzero_ps();
+      }
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        const float* row = kt + (16 * c + lane) * 16;
+        __m512 k[N];
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) k[n] = _mm512_loadu_ps(row + n * 16 * hd);
+#pragma GCC unroll 8
+        for (int m = 0; m < M; m++) {
+          const __m512 qv = _mm512_set1_ps(q[m * hd + 16 * c + lane]);
+#pragma GCC unroll 4
+          for (int n = 0; n < N; n++) acc[m][n] = _mm512_fmadd_ps(qv, k[n], acc[m][n]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+        for (int n = 0; n < N; n++) {
+          if (part == 0) {
+            low[m][n] = acc[m][n];
+          } else {
+            high[m][n] = acc[m][n];
+          }
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+      for (int n = 0; n < N; n++) {
+        __m512 x = _mm512_add_ps(low[m][n], high[m][n]);
+        if (i % 2 == 0) {
+          pending_fold[m][n] = x;
+          continue;
+        }
+        x = _mm512_add_ps(pending_fold[m][n], x);
+        if (i % 4 == 1) {
+          pending_pair[m][n] = x;
+          continue;
+        }
+        x = _mm512_add_ps(pending_pair[m][n], x);
+        if (i == 3) {
+          pending_half[m][n] = x;
+          continue;
+        }
+        total[m][n] = _mm512_add_ps(pending_half[m][n], x);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int m = 0; m < M; m++) {
+#pragma GCC unroll 4
+    for (int n = 0; n < N; n++) _mm512_storeu_ps(out + m * ld + 16 * n, total[m][n]);
+  }
+}
+
+// The weighted sum of P queries (consecutive, scores `ld` apart) over positions [begin, end), a
+// multiple of S long: softmax_values' S chains, their running sums kept in `sums` (S·C vectors per
+// query) between spans.
+template <int C, int P>
+FLYWHEEL_AVX512 inline void weighted_span(float* sums, const float* scores, size_t ld, const float* values, size_t stride, int begin,
+                                          int end) {
+  constexpr int S = chains(C);
+  __m512 acc[P][S][C];
+#pragma GCC unroll 2
+  for (int p = 0; p < P; p++) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[p][s][c] = _mm512_loadu_ps(sums + p * S * 16 * C + (s * C + c) * 16);
+    }
+  }
+  for (int j = begin; j < end; j += S) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+      const float* v = values + (j + s) * stride;
+      __m512 row[C];
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) {
+        row[c] = _mm512_loadu_ps(v + 16 * c);
+        // One load for the P queries: kept from being folded into each multiply-add as a memory operand.
+        if constexpr (P > 1) __asm__("" : "+v"(row[c]));
+      }
+#pragma GCC unroll 2
+      for (int p = 0; p < P; p++) {
+        const __m512 weight = _mm512_set1_ps(scores[p * ld + j + s]);
+#pragma GCC unroll 16
+        for (int c = 0; c < C; c++) acc[p][s][c] = _mm512_fmadd_ps(weight, row[c], acc[p][s][c]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < P; p++) {
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) _mm512_storeu_ps(sums + p * S * 16 * C + (s * C + c) * 16, acc[p][s][c]);
+    }
+  }
+}
+
+template <int C>
+FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
+  constexpr int hd = 16 * C;
+  constexpr int S = chains(C);
+  constexpr int sum_floats = S * C * 16;
+  static_assert(sum_floats == 8 * 16, "attention_rows_scratch keeps 8 vectors per query");
+  const int queries = a.rows * a.heads;
+  const size_t ld = a.keys_t_stride;
+  float* scores = a.scratch;
+  float* q = scores + static_cast<size_t>(queries) * ld;
+  float* sums = q + static_cast<size_t>(queries) * hd;
+  float* inverse = sums + static_cast<size_t>(queries) * sum_floats;
+  const auto visible = [&](int query) { return a.first_visible + query / a.heads; };
+
+  const __m512 scale = _mm512_set1_ps(a.scale);
+  for (int query = 0; query < queries; query++) {
+    const float* from = a.query + (query / a.heads) * a.row_stride + (query % a.heads) * hd;
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(q + query * hd + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(from + 16 * c), scale));
+  }
+
+  // Scores: blocks of 16 keys outer, so a block's transposed keys serve every query from L1. Past
+  // a query's last key, the last block's extra scores land in its scratch row and are never read.
+  const int blocks = (visible(queries - 1) + 15) / 16;
+  for (int b = 0; b < blocks; b += 2) {
+    int query = 0;
+    for (; query + 2 <= queries; query += 2) {
+      const int needed = (visible(query + 1) + 15) / 16;
+      float* out = scores + query * ld + 16 * b;
+      if (b + 2 <= needed) {
+        transposed_tile<C, 2, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      } else if (b < needed) {
+        transposed_tile<C, 2, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      }
+    }
+    if (query < queries) {
+      const int needed = (visible(query) + 15) / 16;
+      float* out = scores + query * ld + 16 * b;
+      if (b + 2 <= needed) {
+        transposed_tile<C, 1, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      } else if (b < needed) {
+        transposed_tile<C, 1, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
+      }
+    }
+  }
+
+  const VectorOps& ops = vector_ops_avx2();
+  for (int query = 0; query < queries; query++) {
+    float* row = scores + query * ld;
+    const float max = ops.max(row, visible(query));
+    inverse[query] = 1.0f / exp_shifted(row, visible(query), max);
+  }
+
+  // The weighted sums: spans of positions outer, each span's values read by every query while in
+  // L1; a query's chains take positions up to the last multiple of S below its visible count, as
+  // softmax_values' main loop does; its remainder follows below, on chain 0.
+  std::fill(sums, sums + static_cast<size_t>(queries) * sum_floats, 0.0f);
+  constexpr int span = 64;
+  const int last_main = visible(queries - 1) / S * S;
+  for (int begin = 0; begin < last_main; begin += span) {
+    int query = 0;
+    while (query < queries) {
+      const int end = std::min(begin + span, visible(query) / S * S);
+      const bool pair = query + 1 < queries && visible(query + 1) == visible(query);
+      if (begin < end) {
+        if (pair) {
+          weighted_span<C, 2>(sums + query * sum_floats, scores + query * ld, ld, a.values, a.stride, begin, end);
+        } else {
+          weighted_span<C, 1>(sums + query * sum_floats, scores + query * ld, ld, a.values, a.stride, begin, end);
+        }
+      }
+      query += pair ? 2 : 1;
+    }
+  }
+  for (int query = 0; query < queries; query++) {
+    const float* row = scores + query * ld;
+    const float* sum = sums + query * sum_floats;
+    __m512 acc[S][C];
+#pragma GCC unroll 4
+    for (int s = 0; s < S; s++) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[s][c] = _mm512_loadu_ps(sum + (s * C + c) * 16);
+    }
+    for (int j = visible(query) / S * S; j < visible(query); j++) {
+      const float* v = a.values + j * a.stride;
+      const __m512 weight = _mm512_set1_ps(row[j]);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
+    }
+    float* out = a.out + (query / a.heads) * a.row_stride + (query % a.heads) * hd;
+    const __m512 normalize = _mm512_set1_ps(inverse[query]);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; c++) {
+      if constexpr (S == 4) {
+        acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
+      } else if constexpr (S == 2) {
+        acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
+      }
+      _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
+    }
+  }
 }
 
 // One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
@@ -220,6 +500,13 @@ AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim) {
   if (head_dim == 32) return backward_group_kernel<2>;
   if (head_dim == 64) return backward_group_kernel<4>;
   if (head_dim == 128) return backward_group_kernel<8>;
+  return nullptr;
+}
+
+AttentionTransposedKernel attention_transposed_avx512(int head_dim) {
+  if (head_dim == 32) return rows_kernel<2>;
+  if (head_dim == 64) return rows_kernel<4>;
+  if (head_dim == 128) return rows_kernel<8>;
   return nullptr;
 }
 

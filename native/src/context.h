@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attention.h"
 #include "training_args.h"
 #include "cpu.h"
 #include "matmul.h"
@@ -88,6 +89,12 @@ class KernelContext {
   // Below this many multiply-adds a product runs on the calling thread alone.
   static constexpr double kSerialWork = 1 << 16;
 
+  // attention() from this many query rows on, where the SIMD level has a kernel over transposed keys:
+  // the transpose (width · kv_heads · head_dim copies) is then small beside the scores.
+  static constexpr int kTransposedRows = 8;
+  void attention_transposed(AttentionTransposedKernel kernel, float* out, const float* q, int rows, const float* keys,
+                            const float* values, int start, const AttentionShape& shape);
+
   // RoPE's rotation of every head vector in place, or its inverse (the backward).
   void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
 
@@ -110,12 +117,14 @@ class KernelContext {
   Scratch scratch_;
   // Buffers of the training kernels, kept between calls (they only grow): gemm's copy of b in the
   // layout its loops read and its transposed output, linear_weight_backward's bias sums,
-  // attention_backward's per-task key and value gradients.
+  // attention_backward's per-task key and value gradients, attention's transposed keys.
   std::vector<float> gemm_b_;
   std::vector<float> gemm_c_t_;
   std::vector<double> bias_sums_;
   std::vector<float> attention_d_keys_;
   std::vector<float> attention_d_values_;
+  // attention's keys transposed per kv head (prefill and scoring on AVX-512).
+  std::vector<float> attention_keys_t_;
 };
 
 }  // namespace flywheel

@@ -33,6 +33,12 @@ struct VectorOps {
 const VectorOps& vector_ops_scalar();
 #if defined(__x86_64__)
 const VectorOps& vector_ops_avx2();
+// VectorOps::axpys on 512-bit registers, with vector_ops_avx2().axpys' bits (vector_ops_avx512.cc).
+void axpys_avx512(float* y, const float* coefficients, const float* rows, int count, int n);
+// VectorOps::dots with vector_ops_avx2().dots' bits.
+void dots_avx512(float* out, const float* a, const float* rows, int count, int n);
+// out[j] = alpha · x[j] (accumulate: out[j] += alpha · x[j]) for j < n.
+void scale_store_avx512(float* out, const float* x, float alpha, int n, bool accumulate);
 #endif
 
 }  // namespace flywheel

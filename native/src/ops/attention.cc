@@ -16,6 +16,13 @@ void KernelContext::attention(float* out, const float* q, int rows, const float*
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
   AttentionHeadKernel kernel = nullptr;
 #if defined(__x86_64__)
+  if (level_ == SimdLevel::Avx512 && rows >= kTransposedRows) {
+    AttentionTransposedKernel transposed = attention_transposed_avx512(shape.head_dim);
+    if (transposed != nullptr) {
+      attention_transposed(transposed, out, q, rows, keys, values, start, shape);
+      return;
+    }
+  }
   if (level_ == SimdLevel::Avx512) kernel = attention_head_avx512(shape.head_dim);
   if (level_ == SimdLevel::Avx2) kernel = attention_head_avx2(shape.head_dim);
 #endif
@@ -52,6 +59,37 @@ void KernelContext::attention(float* out, const float* q, int rows, const float*
   } else {
     pool_.parallel_for(tasks, run);
   }
+}
+
+void KernelContext::attention_transposed(AttentionTransposedKernel kernel, float* out, const float* q, int rows, const float* keys,
+                                         const float* values, int start, const AttentionShape& shape) {
+  const int hd = shape.head_dim;
+  const int group = shape.heads / shape.kv_heads;
+  const size_t kv_stride = static_cast<size_t>(shape.kv_heads) * hd;
+  const int width = start + rows;
+  const size_t ld = (static_cast<size_t>(width) + 15) / 16 * 16;
+  const size_t per_head = ld * hd;
+  if (attention_keys_t_.size() < per_head * shape.kv_heads) attention_keys_t_.resize(per_head * shape.kv_heads);
+  float* keys_t = attention_keys_t_.data();
+  pool_.parallel_for(shape.kv_heads, [&](int kv_head, int) {
+    transpose_keys(keys_t + kv_head * per_head, keys + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
+  });
+  // Tasks: (kv head, block of rows), about 32 queries a block, so the keys and values of a span
+  // are read from L1 by all of them. Each output's arithmetic is the same whatever the blocks.
+  const int block_rows = std::max(1, 32 / group);
+  const int blocks = (rows + block_rows - 1) / block_rows;
+  scratch_.reserve(attention_rows_scratch(block_rows * group, ld, hd));
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  const size_t row_stride = static_cast<size_t>(shape.heads) * hd;
+  // Later blocks see more keys: handed out from the last, so the longest go first.
+  pool_.parallel_for(blocks * shape.kv_heads, [&](int task, int thread) {
+    const int block = blocks - 1 - task / shape.kv_heads;
+    const int kv_head = task % shape.kv_heads;
+    const int first = block * block_rows;
+    const size_t offset = first * row_stride + static_cast<size_t>(kv_head) * group * hd;
+    kernel({q + offset, out + offset, row_stride, std::min(block_rows, rows - first), group, keys_t + kv_head * per_head, ld,
+            values + static_cast<size_t>(kv_head) * hd, kv_stride, start + first + 1, hd, scale, scratch_.get(thread)});
+  });
 }
 
 void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values, const float* d_out, const float* q,

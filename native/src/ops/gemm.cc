@@ -9,12 +9,24 @@ namespace flywheel {
 void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpec& s) {
   const int m = s.m, n = s.n, k = s.k;
   if (m <= 0 || n <= 0) return;
+  auto axpys = ops_.axpys;
+  auto dots = ops_.dots;
+#if defined(__x86_64__)
+  // The same bits as the AVX2 primitives, on wider registers.
+  if (level_ == SimdLevel::Avx512) axpys = axpys_avx512, dots = dots_avx512;
+#endif
   // LoRA's products have one dimension of the rank (8–64) beside the model's: each output is
   // summed either as a dot product over k (long k) or as k axpy steps over a row of n (long n),
   // with b turned into the layout that form reads. The form depends on the shapes only, never on
   // m or the thread count, so a row's result does not depend on the batch around it.
   const auto store = [&](int i, const float* sums) {
     float* out = c + static_cast<size_t>(i) * n;
+#if defined(__x86_64__)
+    if (level_ == SimdLevel::Avx512) {
+      scale_store_avx512(out, sums, s.alpha, n, s.accumulate);
+      return;
+    }
+#endif
     if (s.accumulate) {
       for (int j = 0; j < n; j++) out[j] += s.alpha * sums[j];
     } else {
@@ -30,7 +42,7 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     const auto column = [&](int j, int thread) {
       float* coefficients = scratch_.get(thread);
       for (int p = 0; p < k; p++) coefficients[p] = s.transpose_b ? b[static_cast<size_t>(j) * k + p] : b[static_cast<size_t>(p) * n + j];
-      ops_.axpys(c_t.data() + static_cast<size_t>(j) * m, coefficients, a, k, m);
+      axpys(c_t.data() + static_cast<size_t>(j) * m, coefficients, a, k, m);
     };
     if (static_cast<double>(m) * n * k < kSerialWork || pool_.size() == 1) {
       for (int j = 0; j < n; j++) column(j, 0);
@@ -68,9 +80,9 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
       a_row = column;
     }
     if (dot_form) {
-      ops_.dots(sums, a_row, rows_of_b, n, k);
+      dots(sums, a_row, rows_of_b, n, k);
     } else {
-      ops_.axpys(sums, a_row, rows_of_b, k, n);
+      axpys(sums, a_row, rows_of_b, k, n);
     }
     store(i, sums);
   };

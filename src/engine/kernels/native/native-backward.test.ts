@@ -113,6 +113,27 @@ describeNative("native backward kernels", (addon) => {
       expect(n.dLogits).toEqual(t.dLogits);
     });
 
+    it("log-softmax where exp underflows or meets -Infinity, on a vocabulary that is no multiple of 8, gives the reference's bits", () => {
+      const rng = Rng.fromSeed(26);
+      // 64 rows: chunks of several rows per thread, so rows are summed several at a time and alone.
+      const [rows, vocab] = [64, 1003];
+      // Logits spread over thousands, so many entries fall past exp's floor (700 below the max), some -Infinity.
+      const logits = randomArray(rng, rows * vocab, 1500);
+      for (let i = 0; i < logits.length; i += 37) logits[i] = -Infinity;
+      logits.fill(0, 2 * vocab, 3 * vocab);
+      logits.fill(-Infinity, 9 * vocab + 500, 10 * vocab);
+      const targets = Int32Array.from({ length: rows }, (_, r) => (r * 211) % vocab);
+      const results = [native, ts].map((kernels) => {
+        const out = { normalizers: new Float64Array(rows), logprobs: new Float64Array(rows), entropies: new Float64Array(rows) };
+        kernels.tokenLogprobs({ logits, rows, vocab, targets, ...out });
+        return out;
+      });
+      const [n, t] = results as [(typeof results)[0], (typeof results)[0]];
+      expect(Array.from(n.normalizers)).toEqual(Array.from(t.normalizers));
+      expect(Array.from(n.logprobs)).toEqual(Array.from(t.logprobs));
+      expect(Array.from(n.entropies)).toEqual(Array.from(t.entropies));
+    });
+
     it("AdamW updates a large tensor to the reference's bits; the norm pieces agree", () => {
       const rng = Rng.fromSeed(25);
       const size = 300_001;
