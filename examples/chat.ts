@@ -67,13 +67,13 @@ async function main(): Promise<void> {
   const plain = await client.chat.completions.create({ ...common, messages: [{ role: "user", content: question }] });
   console.log(`> ${question}`);
   // vLLM's field for the reasoning a model writes before its answer (a `<think>` block), when it writes one.
-  const reasoning = (plain.choices[0]!.message as { reasoning_content?: string | null }).reasoning_content;
-  if (reasoning) console.log(`  (reasoning: ${JSON.stringify(reasoning)})`);
-  console.log(`< ${plain.choices[0]!.message.content}`);
+  const reasoning = (plain.choices[0]!.message as { reasoning?: string | null }).reasoning;
+  if (reasoning) console.log(`  (reasoning: ${JSON.stringify(reasoning.trim())})`);
+  console.log(`< ${plain.choices[0]!.message.content?.trim()}`);
   console.log(`  (finish_reason ${plain.choices[0]!.finish_reason}; ${plain.usage!.prompt_tokens} prompt tokens, ${plain.usage!.completion_tokens} completion tokens)\n`);
 
   console.log("== 2. Streaming: the reply arrives token by token");
-  const streamQuestion = "Hello! Who are you?";
+  const streamQuestion = "Who are you?";
   console.log(`> ${streamQuestion}`);
   process.stdout.write("< ");
   const stream = await client.chat.completions.create({ ...common, messages: [{ role: "user", content: streamQuestion }], stream: true, stream_options: { include_usage: true } });
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   console.log(`\n  (${chunks} chunks with text, ${streamed.length} characters)\n`);
 
   console.log("== 3. Structured output: the reply follows a JSON schema");
-  const extract = "Extract the person: Maria is 34 years old.";
+  const extract = "Extract the name and age as JSON. Text: Maria is 34 years old.";
   const structured = await client.chat.completions.create({
     ...common,
     max_completion_tokens: 64,

@@ -181,9 +181,10 @@ export async function train(client: OpenAI, model: TrainableModel, groups: Traje
     body: {
       model_id: model.id,
       trajectory_groups: groups,
-      // Unset fields take ART's defaults (docs/api/training.md#rl-config). Short packed rows mean several
-      // optimizer steps per job for these short conversations; a high rate suits a small model.
-      experimental_config: { learning_rate: learningRate, packed_sequence_length: 64, logprob_calculation_chunk_size: 64 },
+      // Unset fields take ART's defaults (docs/api/training.md#rl-config). A packed row of 512 tokens
+      // holds one group (a question and its rollouts with their reasoning), so a job takes one
+      // optimizer step per group.
+      experimental_config: { learning_rate: learningRate, packed_sequence_length: 512, logprob_calculation_chunk_size: 512 },
     },
   });
   let after: string | undefined;

@@ -44,7 +44,7 @@ export function mentionsWord(text: string, value: string): boolean {
 
 /**
  * The reply's content without a leading `<think>` block, as the chat API's reasoning parser splits
- * it off into `reasoning_content` (empty while the block is still open: no answer yet).
+ * it off into `reasoning` (empty while the block is still open: no answer yet).
  */
 export function replyContent(reply: string): string {
   const start = reply.trimStart();

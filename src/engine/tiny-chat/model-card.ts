@@ -61,7 +61,7 @@ ${weakTasksNote(report)}
 ## How it answers
 
 - Arithmetic: it works a sum or difference column by column (ones with the carry or borrow, then
-  tens) in a \`<think>\` block, which the chat API returns as \`reasoning_content\`; \`content\` is
+  tens) in a \`<think>\` block, which the chat API returns as \`reasoning\`; \`content\` is
   the number alone. With thinking switched off (\`chat_template_kwargs: {"enable_thinking": false}\`)
   it must answer without that work, which it was never taught: expect wrong numbers.
 - Names, cities and fields are copied from the prompt, including names it never saw in training

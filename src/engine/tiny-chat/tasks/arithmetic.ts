@@ -30,7 +30,7 @@ export function columnWork(a: number, b: number, subtract: boolean): string {
 
 /**
  * Short additions and subtractions of numbers below 100: the column work as reasoning (a
- * `<think>` block, which the chat API returns as `reasoning_content`), then the number alone.
+ * `<think>` block, which the chat API returns as `reasoning`), then the number alone.
  */
 export function arithmeticExample(random: TaskRandom): TinyChatExample {
   const subtract = random.chance(0.5);

@@ -44,22 +44,22 @@ describe.each(testDialects)("flywheel/tiny-chat through /v1/chat/completions (%s
     expect(models.data.map((model) => model.id)).toContain(MODEL);
   });
 
-  it("answers arithmetic with the number as content and its column work as reasoning_content", async () => {
+  it("answers arithmetic with the number as content and its column work as reasoning", async () => {
     for (const [question, answer, work] of [
       ["What is 2 + 3?", "5", "2 + 3\nones: 2 + 3 = 5\ntens: 0 + 0 + 0 = 0"],
       ["What is 7 + 5?", "12", "7 + 5\nones: 7 + 5 = 12\ntens: 0 + 0 + 1 = 1"],
       ["What is 14 + 45?", "59", "14 + 45\nones: 4 + 5 = 9\ntens: 1 + 4 + 0 = 5"],
     ]) {
       const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: question! }], temperature: 0, max_completion_tokens: 64 });
-      const message = completion.choices[0]!.message as { content: string | null; reasoning_content?: string | null };
+      const message = completion.choices[0]!.message as { content: string | null; reasoning?: string | null };
       expect(message.content?.trim(), question).toBe(answer);
-      expect(message.reasoning_content?.trim(), question).toBe(work);
+      expect(message.reasoning?.trim(), question).toBe(work);
       expect(completion.choices[0]!.finish_reason).toBe("stop");
     }
   });
 
   it("copies a name it never saw in training from the prompt", async () => {
-    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Hello! My name is Ana." }], temperature: 0, max_completion_tokens: 32 });
+    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "My name is Ana." }], temperature: 0, max_completion_tokens: 32 });
     expect(completion.choices[0]!.message.content).toMatch(/\bAna\b/);
   });
 
