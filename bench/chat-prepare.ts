@@ -78,7 +78,14 @@ const send = (body: unknown) =>
   });
 
 const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]!;
-const small = (i: number) => ({ model: modelId, max_tokens: 1, messages: [{ role: "system", content: "You are brief." }, { role: "user", content: `What is ${i} plus ${i}?` }] });
+const small = (i: number) => ({
+  model: modelId,
+  max_tokens: 1,
+  messages: [
+    { role: "system", content: "You are brief." },
+    { role: "user", content: `What is ${i} plus ${i}?` },
+  ],
+});
 
 for (let i = 0; i < 20; i++) await send(small(i));
 const stage: number[] = [];
@@ -93,12 +100,16 @@ delay.disable();
 console.log(`| small requests (${REQUESTS}) | server → engine median ${quantile(stage, 0.5).toFixed(2)} ms | p90 ${quantile(stage, 0.9).toFixed(2)} ms | event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms |`);
 
 const words = ["river", "stone", "light", "quiet", "market", "orange", "window", "garden"];
-const bigText = Array.from({ length: Math.ceil(BIG_CHARS / 7) }, (_, i) => words[i % words.length]).join(" ").slice(0, BIG_CHARS);
+const bigText = Array.from({ length: Math.ceil(BIG_CHARS / 7) }, (_, i) => words[i % words.length])
+  .join(" ")
+  .slice(0, BIG_CHARS);
 const bigDelay = monitorEventLoopDelay({ resolution: 1 });
 bigDelay.enable();
 const res = await send({ model: modelId, max_tokens: 1, messages: [{ role: "user", content: bigText }] });
 bigDelay.disable();
-console.log(`| one ${BIG_CHARS}-character prompt | HTTP ${res.status} ${res.text.slice(0, 120)} | server → engine ${(marks.engineCalled - marks.received).toFixed(0)} ms | event loop blocked at most ${(bigDelay.max / 1e6).toFixed(0)} ms |`);
+console.log(
+  `| one ${BIG_CHARS}-character prompt | HTTP ${res.status} ${res.text.slice(0, 120)} | server → engine ${(marks.engineCalled - marks.received).toFixed(0)} ms | event loop blocked at most ${(bigDelay.max / 1e6).toFixed(0)} ms |`,
+);
 
 await client.terminate();
 await app.close();

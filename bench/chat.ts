@@ -194,7 +194,12 @@ async function promptIds(clients: number): Promise<number[][]> {
 }
 
 console.log(`chat HTTP overhead benchmark: ${modelId}, kernels per FLYWHEEL_KERNELS (${process.env.FLYWHEEL_KERNELS ?? "auto"}), ${TOKENS} tokens per request, ${ROUNDS} rounds`);
-console.log(`machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os.loadavg().map((load) => load.toFixed(2)).join(" ")}`);
+console.log(
+  `machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ")}`,
+);
 const prompts = await promptIds(Math.max(...CONCURRENCY));
 console.log(`prompt: ${prompts[0]!.length} tokens`);
 // Warm-up of both paths (JIT, engine caches, connections).
@@ -232,7 +237,9 @@ for (let round = 0; round < 4 * ROUNDS; round++) {
 console.log("\n| one request over HTTP, stage | median (ms) |\n|---|---:|");
 for (const [stage, values] of Object.entries(stages)) console.log(`| ${stage} | ${median(values).toFixed(2)} |`);
 
-console.log("\n| clients | requests per path | TTFT engine, median (ms) | TTFT HTTP, median (ms) | HTTP adds | TTFT engine, best (ms) | TTFT HTTP, best (ms) | HTTP adds | per token engine (ms) | per token HTTP (ms) | HTTP adds |");
+console.log(
+  "\n| clients | requests per path | TTFT engine, median (ms) | TTFT HTTP, median (ms) | HTTP adds | TTFT engine, best (ms) | TTFT HTTP, best (ms) | HTTP adds | per token engine (ms) | per token HTTP (ms) | HTTP adds |",
+);
 console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const row of rows) console.log(row);
 

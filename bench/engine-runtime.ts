@@ -66,7 +66,12 @@ async function throughEngine(engine: LocalEngine, count: number): Promise<{ toke
 const model = loadModel(cacheDir);
 const engine = await LocalEngine.start({ id: "bench", dir: cacheDir, scheduler: { maxRunningSequences: 16, prefixCacheBytes: 0 } });
 console.log(`runtime benchmark: qwen2 hidden ${shape.hiddenSize}, ${shape.numLayers} layers, kernels ${model.transformer.kernels.name}, prompt ${PROMPT}, ${TOKENS} tokens per stream`);
-console.log(`machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os.loadavg().map((load) => load.toFixed(2)).join(" ")}`);
+console.log(
+  `machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ")}`,
+);
 // Warm-up of both paths (JIT, caches).
 bareForward(2);
 await throughEngine(engine, 2);
@@ -74,6 +79,8 @@ console.log("streams | engine tokens/s | bare forward tokens/s | engine / bare |
 for (const count of CONCURRENCY) {
   const bare = bareForward(count);
   const run = await throughEngine(engine, count);
-  console.log(`${String(count).padStart(7)} | ${run.tokensPerSecond.toFixed(1).padStart(15)} | ${bare.toFixed(1).padStart(21)} | ${(run.tokensPerSecond / bare).toFixed(2).padStart(13)} | ${run.firstToken.toFixed(0).padStart(16)}`);
+  console.log(
+    `${String(count).padStart(7)} | ${run.tokensPerSecond.toFixed(1).padStart(15)} | ${bare.toFixed(1).padStart(21)} | ${(run.tokensPerSecond / bare).toFixed(2).padStart(13)} | ${run.firstToken.toFixed(0).padStart(16)}`,
+  );
 }
 await engine.close();

@@ -135,10 +135,28 @@ const loadAfter = os.loadavg();
 const cpu = os.cpus()[0]?.model ?? "unknown CPU";
 console.log(`## Engine benchmark, ${new Date().toISOString().slice(0, 10)}\n`);
 console.log(`Model: qwen2 with Qwen2.5-0.5B's shapes (${QWEN25_05B_SHAPES.numLayers} layers, hidden ${QWEN25_05B_SHAPES.hiddenSize}, vocab ${QWEN25_05B_SHAPES.vocabSize}), random weights, ${dtype} on both sides.`);
-console.log(`Machine: ${cpu}, ${os.availableParallelism()} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; llama.cpp from node-llama-cpp ${NODE_LLAMA_CPP_VERSION}${systemInfo ? ` (${systemInfo.trim().replace(/\s*\|\s*$/, "")})` : ""}.`);
+console.log(
+  `Machine: ${cpu}, ${os.availableParallelism()} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; llama.cpp from node-llama-cpp ${NODE_LLAMA_CPP_VERSION}${systemInfo ? ` (${systemInfo.trim().replace(/\s*\|\s*$/, "")})` : ""}.`,
+);
 console.log(`Load average (1/5/15 min): ${loadBefore.map((v) => v.toFixed(2)).join(" / ")} before, ${loadAfter.map((v) => v.toFixed(2)).join(" / ")} after.\n`);
 console.log(`Best of ${repeats} runs:\n`);
-for (const threads of threadCounts) console.log(markdownTable(results.filter((r) => r.group === threads), STREAMS, "best"), "\n");
+for (const threads of threadCounts)
+  console.log(
+    markdownTable(
+      results.filter((r) => r.group === threads),
+      STREAMS,
+      "best",
+    ),
+    "\n",
+  );
 console.log(`Median of ${repeats} runs:\n`);
-for (const threads of threadCounts) console.log(markdownTable(results.filter((r) => r.group === threads), STREAMS, "median"), "\n");
+for (const threads of threadCounts)
+  console.log(
+    markdownTable(
+      results.filter((r) => r.group === threads),
+      STREAMS,
+      "median",
+    ),
+    "\n",
+  );
 for (const line of agreementLines(checks)) console.log(line);

@@ -93,7 +93,13 @@ function peakMemoryMiB(pid: number): number {
 
 try {
   for (let started = Date.now(); ; ) {
-    if (await fetch(`${base}/health`).then((res) => res.ok, () => false)) break;
+    if (
+      await fetch(`${base}/health`).then(
+        (res) => res.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() - started > 60_000) throw new Error("the server did not start");
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -113,9 +119,10 @@ try {
     }),
   }));
   const trainedTokens = GROUPS * GROUP_SIZE * TOKENS;
-  console.log(`RL job over HTTP: ${big ? "Qwen2.5-0.5B's shapes (bf16)" : "qwen2 ~4M (hidden 256, 4 layers, vocab 2048)"}, ${GROUPS} groups × ${GROUP_SIZE} completions × ${TOKENS} tokens = ${trainedTokens} trained tokens${ROW ? ` in rows of ${ROW}` : ""}; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
-  const row = (label: string, job: JobRun) =>
-    `| ${label} | ${job.steps.length} | ${job.seconds.toFixed(1)} | ${(trainedTokens / job.seconds).toFixed(0)} | ${(trainedTokens / job.stepSeconds).toFixed(0)} |`;
+  console.log(
+    `RL job over HTTP: ${big ? "Qwen2.5-0.5B's shapes (bf16)" : "qwen2 ~4M (hidden 256, 4 layers, vocab 2048)"}, ${GROUPS} groups × ${GROUP_SIZE} completions × ${TOKENS} tokens = ${trainedTokens} trained tokens${ROW ? ` in rows of ${ROW}` : ""}; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`,
+  );
+  const row = (label: string, job: JobRun) => `| ${label} | ${job.steps.length} | ${job.seconds.toFixed(1)} | ${(trainedTokens / job.seconds).toFixed(0)} | ${(trainedTokens / job.stepSeconds).toFixed(0)} |`;
   const cold = await runJob(modelId as string, groups);
   const warm = await runJob(modelId as string, groups);
   console.log(`| job | steps | seconds, POST to training_ended | trained tokens/s, whole job | tokens/s inside the steps |`);

@@ -39,7 +39,10 @@ const BENCHES: Bench[] = [
 ];
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" } } });
-const names = values.only?.split(",").map((name) => name.trim()).filter(Boolean);
+const names = values.only
+  ?.split(",")
+  .map((name) => name.trim())
+  .filter(Boolean);
 const unknown = names?.filter((name) => !BENCHES.some((bench) => bench.name === name)) ?? [];
 if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(", ")}; known: ${BENCHES.map((bench) => bench.name).join(", ")}`);

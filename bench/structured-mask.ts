@@ -13,7 +13,13 @@ const STEPS = Number(process.env.BENCH_STEPS ?? 400);
 
 const constraints: [string, StructuredConstraint][] = [
   ["json_object", { kind: "json_object" }],
-  ["json_schema", { kind: "json_schema", schema: { type: "object", properties: { name: { type: "string", maxLength: 40 }, age: { type: "integer", minimum: 0, maximum: 150 }, tags: { type: "array", items: { type: "string" } } }, required: ["name", "age", "tags"] } }],
+  [
+    "json_schema",
+    {
+      kind: "json_schema",
+      schema: { type: "object", properties: { name: { type: "string", maxLength: 40 }, age: { type: "integer", minimum: 0, maximum: 150 }, tags: { type: "array", items: { type: "string" } } }, required: ["name", "age", "tags"] },
+    },
+  ],
   ["regex", { kind: "regex", pattern: "[a-z]+(-[a-z]+)*@[a-z]+\\.(com|org|net)" }],
   ["choice", { kind: "choice", choices: ["positive", "negative", "neutral"] }],
 ];

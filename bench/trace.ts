@@ -74,7 +74,14 @@ function callBody(n: number) {
     op_name: `weave:///${PROJECT}/op/${op}:Jq3fTtZ0GqVmPm1ZJ9t4N6fX2ma0iH3aQw6yH0kJ7aB`,
     started_at: new Date(started).toISOString(),
     attributes: { weave: { client_version: "0.11.1", source: "js-sdk" }, env: n % 2 === 0 ? "prod" : "dev", user_id: `user-${n % USERS}` },
-    inputs: { model: `model-${n % 7}`, temperature: 0.7, messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: `Question number ${n}: ${"lorem ipsum dolor sit amet ".repeat(6)}` }] },
+    inputs: {
+      model: `model-${n % 7}`,
+      temperature: 0.7,
+      messages: [
+        { role: "system", content: "You are a helpful assistant." },
+        { role: "user", content: `Question number ${n}: ${"lorem ipsum dolor sit amet ".repeat(6)}` },
+      ],
+    },
   };
   const end = {
     project_id: PROJECT,
@@ -105,7 +112,21 @@ async function rawCeiling(withLeaves: boolean, withText = false): Promise<number
       const documents: LeafDocument[] = [];
       for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
         const { start, end } = callBody(n);
-        params.push(start.project_id, start.id, start.op_name, start.trace_id, start.parent_id, start.started_at, JSON.stringify(start.attributes), JSON.stringify(start.inputs), "u", end.ended_at, end.exception, JSON.stringify(end.output), JSON.stringify(end.summary));
+        params.push(
+          start.project_id,
+          start.id,
+          start.op_name,
+          start.trace_id,
+          start.parent_id,
+          start.started_at,
+          JSON.stringify(start.attributes),
+          JSON.stringify(start.inputs),
+          "u",
+          end.ended_at,
+          end.exception,
+          JSON.stringify(end.output),
+          JSON.stringify(end.summary),
+        );
         if (withLeaves) {
           const keys = [...leafKeys(PROJECT, "inputs", start.inputs), ...leafKeys(PROJECT, "attributes", start.attributes), ...leafKeys(PROJECT, "output", end.output), ...leafKeys(PROJECT, "summary", end.summary)];
           documents.push({ callId: start.id, keys });
@@ -115,7 +136,10 @@ async function rawCeiling(withLeaves: boolean, withText = false): Promise<number
       if (withText) {
         for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
           const { start, end } = callBody(n);
-          texts.push({ projectId: PROJECT, callId: start.id, text: `${start.op_name}\n\n${jsonSearchText(JSON.stringify(start.inputs))}` }, { projectId: PROJECT, callId: start.id, text: jsonSearchText(JSON.stringify(end.output)) });
+          texts.push(
+            { projectId: PROJECT, callId: start.id, text: `${start.op_name}\n\n${jsonSearchText(JSON.stringify(start.inputs))}` },
+            { projectId: PROJECT, callId: start.id, text: jsonSearchText(JSON.stringify(end.output)) },
+          );
         }
       }
       const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts)].map((statement) => {
@@ -147,7 +171,14 @@ async function serve(dataDir: string, databaseUrl: string | undefined) {
   const key = (await createApiKey(store.db, "bench")).key;
   const address = await app.listen({ port: 0, host: "127.0.0.1" });
   console.log(JSON.stringify({ address, key }));
-  process.on("SIGTERM", () => void app.close().then(() => store.close()).then(() => process.exit(0)));
+  process.on(
+    "SIGTERM",
+    () =>
+      void app
+        .close()
+        .then(() => store.close())
+        .then(() => process.exit(0)),
+  );
 }
 
 async function startServer(dataDir: string, databaseUrl?: string) {
@@ -165,7 +196,11 @@ async function startServer(dataDir: string, databaseUrl?: string) {
     if (!res.ok) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
     return text;
   };
-  return { address, headers, post, stop: () =>
+  return {
+    address,
+    headers,
+    post,
+    stop: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
@@ -193,10 +228,22 @@ const API_QUERIES: Query[] = [
   ["children of a call", "/calls/stream_query", { filter: { parent_ids: ["c000005000"] } }],
   ["status = error, newest 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "summary.weave.status" }, { $literal: "error" }] } }, sort_by: [{ field: "started_at", direction: "desc" }], limit: 100 }],
   ["inputs.model = model-3, first 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "inputs.model" }, { $literal: "model-3" }] } }, limit: 100 }],
-  ["attributes.user_id = one user, newest 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "attributes.user_id" }, { $literal: "user-42" }] } }, sort_by: [{ field: "started_at", direction: "desc" }], limit: 100 }],
-  ["attributes.user_id in two users and one op", "/calls/stream_query", { query: { $expr: { $and: [{ $in: [{ $getField: "attributes.user_id" }, [{ $literal: "user-7" }, { $literal: "user-8" }]] }, { $eq: [{ $getField: "op_name" }, { $literal: OP("chat") }] }] } } }],
+  [
+    "attributes.user_id = one user, newest 100",
+    "/calls/stream_query",
+    { query: { $expr: { $eq: [{ $getField: "attributes.user_id" }, { $literal: "user-42" }] } }, sort_by: [{ field: "started_at", direction: "desc" }], limit: 100 },
+  ],
+  [
+    "attributes.user_id in two users and one op",
+    "/calls/stream_query",
+    { query: { $expr: { $and: [{ $in: [{ $getField: "attributes.user_id" }, [{ $literal: "user-7" }, { $literal: "user-8" }]] }, { $eq: [{ $getField: "op_name" }, { $literal: OP("chat") }] }] } } },
+  ],
   ["summary.usage.model-3.prompt_tokens = 77, first 100", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 77 }] } }, limit: 100 }],
-  ["latency > 900 ms and op, first 50", "/calls/stream_query", { query: { $expr: { $and: [{ $gt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 900 }] }, { $eq: [{ $getField: "op_name" }, { $literal: OP("chat") }] }] } }, limit: 50 }],
+  [
+    "latency > 900 ms and op, first 50",
+    "/calls/stream_query",
+    { query: { $expr: { $and: [{ $gt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 900 }] }, { $eq: [{ $getField: "op_name" }, { $literal: OP("chat") }] }] } }, limit: 50 },
+  ],
   ["count of one op (query_stats)", "/calls/query_stats", { filter: { op_names: [OP("tool")] } }],
   ["count of one user (query_stats)", "/calls/query_stats", { query: { $expr: { $eq: [{ $getField: "attributes.user_id" }, { $literal: "user-42" }] } } }],
   ["inputs.model = a value no call has", "/calls/stream_query", { query: { $expr: { $eq: [{ $getField: "inputs.model" }, { $literal: "no-such-model" }] } }, limit: 100 }],
@@ -299,7 +346,23 @@ async function grow(store: Awaited<ReturnType<typeof openStore>>, from: number, 
     for (let n = first; n < Math.min(to, first + 5000); n++) {
       const { start, end } = callBody(n);
       writes.push({
-        start: { projectId: PROJECT, id: start.id, traceId: start.trace_id, opName: start.op_name, displayName: null, parentId: start.parent_id, threadId: null, turnId: null, startedAt: `${start.started_at.slice(0, 23)}000Z`, attributes: start.attributes, inputs: start.inputs, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null },
+        start: {
+          projectId: PROJECT,
+          id: start.id,
+          traceId: start.trace_id,
+          opName: start.op_name,
+          displayName: null,
+          parentId: start.parent_id,
+          threadId: null,
+          turnId: null,
+          startedAt: `${start.started_at.slice(0, 23)}000Z`,
+          attributes: start.attributes,
+          inputs: start.inputs,
+          otelDump: null,
+          wbUserId: "u",
+          wbRunId: null,
+          wbRunStep: null,
+        },
         end: { projectId: PROJECT, id: end.id, traceId: null, endedAt: `${end.ended_at.slice(0, 23)}000Z`, exception: end.exception, output: end.output, summary: end.summary, wbRunStepEnd: null },
       });
     }

@@ -49,12 +49,35 @@ try {
 
   // SFT: the same 16 conversations; the loss of each batch is measured before its step.
   const answers = ["The sky is blue because air scatters short wavelengths more strongly.", "Paris is the capital of France.", "Two plus two is four.", "Water boils at one hundred degrees Celsius at sea level."];
-  const rows = Array.from({ length: 16 }, (_, i) => ({ messages: [{ role: "user", content: `Question ${i % 4}?` }, { role: "assistant", content: answers[i % 4] }] }));
-  const sft = await run({ jobId: "bench-sft", from: null, newAdapter: { seed: 1, baseModelNameOrPath: "bench" }, work: { kind: "sft", rows, fileName: "train.jsonl", config: resolveSftConfig({ learning_rate: 2e-3 }, rows.length) } });
+  const rows = Array.from({ length: 16 }, (_, i) => ({
+    messages: [
+      { role: "user", content: `Question ${i % 4}?` },
+      { role: "assistant", content: answers[i % 4] },
+    ],
+  }));
+  const sft = await run({
+    jobId: "bench-sft",
+    from: null,
+    newAdapter: { seed: 1, baseModelNameOrPath: "bench" },
+    work: { kind: "sft", rows, fileName: "train.jsonl", config: resolveSftConfig({ learning_rate: 2e-3 }, rows.length) },
+  });
   console.log(`SFT job (first job of the thread: includes loading the model): ${sft.seconds.toFixed(2)} s, ${steps(sft.updates).length} steps`);
-  console.log(`  loss per step: ${steps(sft.updates).map((metrics) => metrics.loss!.toFixed(3)).join(" → ")}`);
-  const sftAgain = await run({ jobId: "bench-sft-2", from: save(sft.updates, "sft"), newAdapter: { seed: 1, baseModelNameOrPath: "bench" }, work: { kind: "sft", rows, fileName: "train.jsonl", config: resolveSftConfig({ learning_rate: 2e-3 }, rows.length) } });
-  console.log(`SFT job from that checkpoint (model loaded): ${sftAgain.seconds.toFixed(2)} s; loss per step: ${steps(sftAgain.updates).map((metrics) => metrics.loss!.toFixed(3)).join(" → ")}`);
+  console.log(
+    `  loss per step: ${steps(sft.updates)
+      .map((metrics) => metrics.loss!.toFixed(3))
+      .join(" → ")}`,
+  );
+  const sftAgain = await run({
+    jobId: "bench-sft-2",
+    from: save(sft.updates, "sft"),
+    newAdapter: { seed: 1, baseModelNameOrPath: "bench" },
+    work: { kind: "sft", rows, fileName: "train.jsonl", config: resolveSftConfig({ learning_rate: 2e-3 }, rows.length) },
+  });
+  console.log(
+    `SFT job from that checkpoint (model loaded): ${sftAgain.seconds.toFixed(2)} s; loss per step: ${steps(sftAgain.updates)
+      .map((metrics) => metrics.loss!.toFixed(3))
+      .join(" → ")}`,
+  );
 
   // RL: completions sampled from the latest checkpoint, rewarded by the share of vowel-initial tokens.
   const messages = [{ role: "user", content: "Say something." }];
@@ -70,7 +93,12 @@ try {
       }),
     }));
     const rewards = groups.flatMap((group) => group.trajectories.map((trajectory) => trajectory.reward));
-    const result = await run({ jobId: `bench-rl-${job}`, from, newAdapter: { seed: 1, baseModelNameOrPath: "bench" }, work: { kind: "rl", groups, config: resolveRlConfig({ learning_rate: 2e-3, packed_sequence_length: 256, logprob_calculation_chunk_size: 256 }), rewardStdDevHistory: [] } });
+    const result = await run({
+      jobId: `bench-rl-${job}`,
+      from,
+      newAdapter: { seed: 1, baseModelNameOrPath: "bench" },
+      work: { kind: "rl", groups, config: resolveRlConfig({ learning_rate: 2e-3, packed_sequence_length: 256, logprob_calculation_chunk_size: 256 }), rewardStdDevHistory: [] },
+    });
     const trained = steps(result.updates);
     const tokens = trained.reduce((sum, metrics) => sum + metrics.num_trainable_tokens!, 0);
     console.log(

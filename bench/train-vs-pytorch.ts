@@ -204,7 +204,17 @@ function printRows(rows: Row[], table = false): void {
     const ratio = py && fw ? (py.seconds / fw.seconds).toFixed(2) : py && flywheel.stopped && flywheel !== notRun ? `< ${(py.seconds / flywheelTimeout).toFixed(3)}` : "—";
     const perCpu = (time: ReturnType<typeof stepSeconds>) => (time ? rounded(tokens / time.cpuSeconds) : "—");
     const firstLoss = (side: SideResult) => side.steps.find((step) => step.measure === measure)?.loss.toFixed(4) ?? "—";
-    const cells = [benchCase.name, measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring", threads, tokens, rate(py, pytorch), rate(fw, flywheel), ratio, `${perCpu(py)} / ${perCpu(fw)}`, `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`];
+    const cells = [
+      benchCase.name,
+      measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring",
+      threads,
+      tokens,
+      rate(py, pytorch),
+      rate(fw, flywheel),
+      ratio,
+      `${perCpu(py)} / ${perCpu(fw)}`,
+      `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`,
+    ];
     if (table) console.log(`| ${cells.join(" | ")} |`);
     else log(`${cells.join("  ")}${pytorch.stopped ? `  [PyTorch ${pytorch.stopped}]` : ""}${flywheel.stopped ? `  [Flywheel ${flywheel.stopped}]` : ""}`);
   }

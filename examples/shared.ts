@@ -66,10 +66,7 @@ export async function connect(): Promise<Connection> {
   if (models.status === 401) fail(`The server at ${settings.baseUrl} does not accept FLYWHEEL_API_KEY (unknown or revoked key).`);
   if (!models.ok) fail(`GET /v1/models answered HTTP ${models.status}: ${await models.text()}`);
   if (!server.base_models.includes(settings.model)) {
-    fail(
-      `The server does not serve the model '${settings.model}'. It serves: ${server.base_models.join(", ") || "(none)"}.\n` +
-        "Set FLYWHEEL_EXAMPLE_MODEL to one of them.",
-    );
+    fail(`The server does not serve the model '${settings.model}'. It serves: ${server.base_models.join(", ") || "(none)"}.\nSet FLYWHEEL_EXAMPLE_MODEL to one of them.`);
   }
   // maxRetries 0: an example should show a failure at once rather than retry it.
   const client = new OpenAI({ baseURL: `${settings.baseUrl}/v1`, apiKey: settings.apiKey, maxRetries: 0 });

@@ -96,7 +96,10 @@ async function main(): Promise<void> {
     body: JSON.stringify({ project_id: project, filter: { trace_ids: [traceId] }, sort_by: [{ field: "started_at", direction: "asc" }] }),
   });
   if (!response.ok) throw new Error(`reading the trace back failed: HTTP ${response.status} ${await response.text()}`);
-  const calls = (await response.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line) as StoredCall);
+  const calls = (await response.text())
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as StoredCall);
   const counts = new Map<string, number>();
   for (const call of calls) counts.set(opOf(call), (counts.get(opOf(call)) ?? 0) + 1);
   const root = calls.find((call) => call.id === rootId);

@@ -59,7 +59,19 @@ describe("loadConfig", () => {
 
   it("reads the job settings, with serve's worker on by default", () => {
     const webTrainingData = { maxBytes: 1024 * 1024 * 1024, timeoutMs: 120_000 };
-    expect(loadConfig({}, {}).jobs).toEqual({ inProcessWorker: true, concurrency: 2, pollMs: 1000, leaseMs: 30000, maxAttempts: 3, stepDelayMs: 0, trainerIdleMs: 300000, webTrainingData, planMemoryMb: 4096, planThreads: 2, pytorchBaseModels: [] });
+    expect(loadConfig({}, {}).jobs).toEqual({
+      inProcessWorker: true,
+      concurrency: 2,
+      pollMs: 1000,
+      leaseMs: 30000,
+      maxAttempts: 3,
+      stepDelayMs: 0,
+      trainerIdleMs: 300000,
+      webTrainingData,
+      planMemoryMb: 4096,
+      planThreads: 2,
+      pytorchBaseModels: [],
+    });
     const env = {
       FLYWHEEL_WORKER_CONCURRENCY: "4",
       FLYWHEEL_JOB_POLL_MS: "50",
@@ -72,7 +84,19 @@ describe("loadConfig", () => {
       FLYWHEEL_JOB_PLAN_MEMORY_MB: "512",
       FLYWHEEL_JOB_PLAN_THREADS: "3",
     };
-    expect(loadConfig({}, env).jobs).toEqual({ inProcessWorker: true, concurrency: 4, pollMs: 50, leaseMs: 2000, maxAttempts: 1, stepDelayMs: 25, trainerIdleMs: 0, webTrainingData: { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000 }, planMemoryMb: 512, planThreads: 3, pytorchBaseModels: [] });
+    expect(loadConfig({}, env).jobs).toEqual({
+      inProcessWorker: true,
+      concurrency: 4,
+      pollMs: 50,
+      leaseMs: 2000,
+      maxAttempts: 1,
+      stepDelayMs: 25,
+      trainerIdleMs: 0,
+      webTrainingData: { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000 },
+      planMemoryMb: 512,
+      planThreads: 3,
+      pytorchBaseModels: [],
+    });
     expect(() => loadConfig({}, { FLYWHEEL_JOB_PLAN_MEMORY_MB: "8" })).toThrow(/FLYWHEEL_JOB_PLAN_MEMORY_MB/);
     expect(() => loadConfig({}, { FLYWHEEL_JOB_PLAN_THREADS: "0" })).toThrow(/FLYWHEEL_JOB_PLAN_THREADS/);
     expect(loadConfig({ "no-worker": true }, {}).jobs.inProcessWorker).toBe(false);

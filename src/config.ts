@@ -225,7 +225,10 @@ function loadJobSettings(flags: ConfigFlags, env: Env): JobSettings {
 function parseModelList(value: string): string[] | "all" {
   const trimmed = value.trim();
   if (trimmed === "*") return "all";
-  return trimmed.split(",").map((id) => id.trim()).filter(Boolean);
+  return trimmed
+    .split(",")
+    .map((id) => id.trim())
+    .filter(Boolean);
 }
 
 function loadImageUpstream(env: Env): ImageUpstreamConfig | undefined {
@@ -252,7 +255,10 @@ function loadEngineConfig(env: Env): EngineConfig {
     const raw = env[name]?.trim();
     return raw ? parseInteger(raw, name, min, max) : undefined;
   };
-  const priority = (env.FLYWHEEL_PRIORITY_MODELS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
+  const priority = (env.FLYWHEEL_PRIORITY_MODELS ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const kvCacheMb = optional("FLYWHEEL_KV_CACHE_MB", 1, 1024 * 1024);
   const prefixCacheMb = optional("FLYWHEEL_PREFIX_CACHE_MB", 0, 1024 * 1024);
   return {

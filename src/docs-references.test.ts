@@ -152,11 +152,7 @@ describe("references in the code and the docs", () => {
       "docs/api/README.md": "[chat](chat.md#logprobs-1) [gone](gone.md) [bad](chat.md#nope) [up](../../../x.md)\n",
     };
     const read = (path: string) => docs[path];
-    const code = [
-      "/** Raw logprobs (docs/api/chat.md#logprobs), sorted (docs/api/chat.md#top-logprobs). */",
-      "// See docs/api/trace.md#calls and spec/chat.md \u00a73.",
-      "# D-1: docs/decisions" + ".md",
-    ].join("\n");
+    const code = ["/** Raw logprobs (docs/api/chat.md#logprobs), sorted (docs/api/chat.md#top-logprobs). */", "// See docs/api/trace.md#calls and spec/chat.md \u00a73.", "# D-1: docs/decisions" + ".md"].join("\n");
     const codeProblems = checkFile("src/x.ts", code, read).map((p) => `${p.line} ${p.reference} ${p.why}`);
     expect(codeProblems).toEqual([
       "1 docs/api/chat.md#top-logprobs no anchor #top-logprobs in docs/api/chat.md",

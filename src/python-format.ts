@@ -182,7 +182,10 @@ export function pythonRepr(value: unknown, options: { float?: boolean } = {}): s
   if (typeof value === "number") return options.float || !Number.isInteger(value) ? floatRepr(value) : String(value);
   if (typeof value === "string") return stringRepr(value);
   if (Array.isArray(value)) return `[${value.map((item) => pythonRepr(item, options)).join(", ")}]`;
-  if (typeof value === "object") return `{${Object.entries(value).map(([key, item]) => `${stringRepr(key)}: ${pythonRepr(item, options)}`).join(", ")}}`;
+  if (typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${stringRepr(key)}: ${pythonRepr(item, options)}`)
+      .join(", ")}}`;
   return String(value);
 }
 

@@ -27,15 +27,10 @@ export function markdownTable(all: Measured[], streams: number, pick: "best" | "
   const results = all.map((result) => ({ ...result[pick], engine: result.engine, promptLength: result.promptLength, steps: result.steps, repeats: result.repeats }));
   const reference = results.find((result) => result.engine.startsWith(LLAMA));
   const cell = (value: number, base: number | undefined) => `${value.toFixed(value < 10 ? 2 : 1)}${base ? ` (${(value / base).toFixed(2)}×)` : ""}`;
-  const lines = [
-    `| Engine | Decode, 1 stream (tok/s) | Decode, ${streams} streams (tok/s, total) | Prefill (tok/s) | Prompt / steps / runs |`,
-    "|---|---:|---:|---:|---:|",
-  ];
+  const lines = [`| Engine | Decode, 1 stream (tok/s) | Decode, ${streams} streams (tok/s, total) | Prefill (tok/s) | Prompt / steps / runs |`, "|---|---:|---:|---:|---:|"];
   for (const result of results) {
     const base = result === reference ? undefined : reference;
-    lines.push(
-      `| ${result.engine} | ${cell(result.decode, base?.decode)} | ${cell(result.together, base?.together)} | ${cell(result.prefill, base?.prefill)} | ${result.promptLength} / ${result.steps} / ${result.repeats} |`,
-    );
+    lines.push(`| ${result.engine} | ${cell(result.decode, base?.decode)} | ${cell(result.together, base?.together)} | ${cell(result.prefill, base?.prefill)} | ${result.promptLength} / ${result.steps} / ${result.repeats} |`);
   }
   if (reference) lines.push("", `Ratios in parentheses are to llama.cpp (above 1 is faster than llama.cpp).`);
   return lines.join("\n");
@@ -51,9 +46,7 @@ export interface Agreement {
 export function agreementLines(checks: Agreement[]): string[] {
   const [first, ...others] = checks;
   if (!first) return [];
-  const lines = [
-    `${first.name}: greedy ${first.greedy.join(" ")}; top ${first.top.length} next tokens ${first.top.map(([token, logit]) => `${token} (${logit.toFixed(3)})`).join(", ")}`,
-  ];
+  const lines = [`${first.name}: greedy ${first.greedy.join(" ")}; top ${first.top.length} next tokens ${first.top.map(([token, logit]) => `${token} (${logit.toFixed(3)})`).join(", ")}`];
   for (const other of others) {
     const length = Math.min(first.greedy.length, other.greedy.length);
     let same = 0;

@@ -49,7 +49,12 @@ function configuredIndexes(python) {
     run.stdout
       .split("\n")
       .filter((line) => new RegExp(`^[^=]*\\.${key}=`).test(line))
-      .flatMap((line) => line.slice(line.indexOf("=") + 1).replace(/^'|'$/g, "").split(/\s+/))
+      .flatMap((line) =>
+        line
+          .slice(line.indexOf("=") + 1)
+          .replace(/^'|'$/g, "")
+          .split(/\s+/),
+      )
       .filter(Boolean);
   return [...new Set([...values("index-url"), ...values("extra-index-url")])];
 }

@@ -15,7 +15,15 @@ describe.each(testDialects)("flywheel artifacts upload on %s", (dialect) => {
     const server = await startServer(["--data-dir", dataDir], { FLYWHEEL_API_KEY: key, DATABASE_URL: databaseUrl, FLYWHEEL_LOG_LEVEL: "warn" });
     try {
       const train = path.join(dataDir, "train.jsonl");
-      fs.writeFileSync(train, `${JSON.stringify({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: "A" }] })}\n`);
+      fs.writeFileSync(
+        train,
+        `${JSON.stringify({
+          messages: [
+            { role: "user", content: "Q" },
+            { role: "assistant", content: "A" },
+          ],
+        })}\n`,
+      );
       const metadata = path.join(dataDir, "metadata.json");
       fs.writeFileSync(metadata, "{}");
       const args = ["artifacts", "upload", "--project", "proj", "--name", "sft-data", "--base-url", server.url, train, metadata];

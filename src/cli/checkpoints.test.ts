@@ -25,7 +25,12 @@ describe("flywheel checkpoints download and import", () => {
       return (await response.json()) as Record<string, string>;
     };
     modelId = (await post("/v1/preview/models", { project: "p", name: "cli", base_model: "tiny/qwen2" })).id!;
-    const row = JSON.stringify({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: "A" }] });
+    const row = JSON.stringify({
+      messages: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: "A" },
+      ],
+    });
     const artifact = await post("/v1/preview/artifacts", { project: "p", name: "d", files: [{ name: "train.jsonl", text: `${row}\n${row}\n` }] });
     const job = await post("/v1/preview/sft-training-jobs", { model_id: modelId, training_data_url: artifact.url });
     for (let status = ""; status !== "succeeded"; ) {
@@ -65,7 +70,11 @@ describe("flywheel checkpoints download and import", () => {
     const result = await runCli(["checkpoints", "import", "--model-id", importedId, adapterDir, "--base-url", server.url], { FLYWHEEL_API_KEY: key });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split("\n").at(-1)).toBe("wandb-artifact:///default/p/imported:step0");
-    const chat = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: "wandb-artifact:///default/p/imported:step0", messages: [{ role: "user", content: "Q" }], max_completion_tokens: 2 }) });
+    const chat = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "wandb-artifact:///default/p/imported:step0", messages: [{ role: "user", content: "Q" }], max_completion_tokens: 2 }),
+    });
     expect(chat.status).toBe(200);
     const empty = await runCli(["checkpoints", "import", "--model-id", importedId, outDir, "--base-url", server.url], { FLYWHEEL_API_KEY: key });
     expect(empty.code).toBe(2);

@@ -63,10 +63,18 @@ describe("flywheel serve", () => {
       expect(await first.exited).toBe(0);
       expect(first.stdout()).toContain('"msg":"stopped"');
       // One JSON line per request, without the key.
-      const requestLines = first.stdout().split("\n").filter((line) => line.includes('"msg":"request"'));
+      const requestLines = first
+        .stdout()
+        .split("\n")
+        .filter((line) => line.includes('"msg":"request"'));
       expect(requestLines).toHaveLength(1);
       expect(JSON.parse(requestLines[0]!)).toMatchObject({ method: "GET", route: "/v1/models", status: 200, reqId: expect.any(String), latencyMs: expect.any(Number) });
-      expect(first.stdout().split("\n").filter((line) => line.includes(key!))).toHaveLength(1);
+      expect(
+        first
+          .stdout()
+          .split("\n")
+          .filter((line) => line.includes(key!)),
+      ).toHaveLength(1);
 
       const second = await startServer(["--data-dir", dataDir]);
       expect(second.stdout()).not.toMatch(/fw_/);
@@ -101,7 +109,11 @@ describe("flywheel serve", () => {
 
 describe("flywheel --help", () => {
   it("answers --help and -h after any command and subcommand with that command's usage", async () => {
-    for (const args of [["models", "make-tiny", "--help"], ["keys", "create", "-h"], ["checkpoints", "download", "--help"]]) {
+    for (const args of [
+      ["models", "make-tiny", "--help"],
+      ["keys", "create", "-h"],
+      ["checkpoints", "download", "--help"],
+    ]) {
       const res = await runCli(args, {});
       expect(res.code, `${args.join(" ")}: ${res.stderr}`).toBe(0);
       expect(res.stdout).toContain(`flywheel ${args[0]} ${args[1]}`);

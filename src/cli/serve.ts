@@ -58,12 +58,6 @@ async function ensureStartupKey(store: Store, apiKey: string | undefined): Promi
   if ((await countLiveApiKeys(store.db)) > 0) return;
   const created = await createApiKey(store.db, "default", { name: "first start" });
   console.log(
-    [
-      "No API key existed, so one was created for entity 'default'. It is shown only this once:",
-      "",
-      `  ${created.key}`,
-      "",
-      "Send it as 'Authorization: Bearer <key>'. More keys: flywheel keys create --entity NAME",
-    ].join("\n"),
+    ["No API key existed, so one was created for entity 'default'. It is shown only this once:", "", `  ${created.key}`, "", "Send it as 'Authorization: Bearer <key>'. More keys: flywheel keys create --entity NAME"].join("\n"),
   );
 }

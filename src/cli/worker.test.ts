@@ -112,7 +112,12 @@ describe.each(testDialects)("flywheel worker processes on %s", (dialect) => {
         return (await res.json()) as { id: string; url: string };
       };
       const model = await post("/v1/preview/models", { project: "p", name: "real", base_model: "tiny/qwen2" });
-      const row = JSON.stringify({ messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] });
+      const row = JSON.stringify({
+        messages: [
+          { role: "user", content: "ping" },
+          { role: "assistant", content: "pong" },
+        ],
+      });
       const artifact = await post("/v1/preview/artifacts", { project: "p", name: "data", files: [{ name: "train.jsonl", text: `${row}\n${row}\n${row}\n${row}\n` }] });
       const job = await post("/v1/preview/sft-training-jobs", { model_id: model.id, training_data_url: artifact.url, config: { learning_rate: 1e-2 } });
       worker = await startWorker(dataDir, { ...env, FLYWHEEL_JOB_POLL_MS: "50" });

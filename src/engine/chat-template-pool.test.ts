@@ -7,7 +7,10 @@ import { ChatTemplatePool } from "./chat-template-pool.js";
 import { HfTokenizer } from "./tokenizer/hf-tokenizer.js";
 
 const CONTENT = "{{ messages[0].content }}";
-const words = (chars: number) => Array.from({ length: Math.ceil(chars / 6) }, (_, i) => ["river", "stone", "light", "quiet"][i % 4]).join(" ").slice(0, chars);
+const words = (chars: number) =>
+  Array.from({ length: Math.ceil(chars / 6) }, (_, i) => ["river", "stone", "light", "quiet"][i % 4])
+    .join(" ")
+    .slice(0, chars);
 
 describe("the chat template pool's tokenization", () => {
   const pool = new ChatTemplatePool({ timeoutMs: 20_000, maxOutputChars: 2_000_000, memoryMb: 256, threads: 1 });

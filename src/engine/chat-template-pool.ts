@@ -134,8 +134,7 @@ export class ChatTemplatePool {
       if ("text" in message) {
         if (message.tokenIds) void idsToArray(message.tokenIds).then((tokenIds) => running.resolve({ text: message.text, tokenIds }));
         else running.resolve({ text: message.text });
-      }
-      else running.reject(new ChatTemplateError(message.error.kind, message.error.message));
+      } else running.reject(new ChatTemplateError(message.error.kind, message.error.message));
       this.dispatch();
     });
     worker.on("error", (error: Error & { code?: string }) => {

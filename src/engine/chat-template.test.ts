@@ -23,7 +23,13 @@ function errorOf(action: () => unknown): ChatTemplateError {
 
 describe("the fixture ChatML template", () => {
   it("renders a plain conversation with the generation prompt", () => {
-    const rendered = renderChatTemplate(CHATML_TEMPLATE, { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }], addGenerationPrompt: true });
+    const rendered = renderChatTemplate(CHATML_TEMPLATE, {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+      addGenerationPrompt: true,
+    });
     expect(rendered).toBe("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
     expect(renderChatTemplate(CHATML_TEMPLATE, { messages: [{ role: "user", content: "Hi" }] })).toBe("<|im_start|>user\nHi<|im_end|>\n");
   });
@@ -105,7 +111,15 @@ describe("continue_final_message", () => {
 
   it("continues the last text part of list content", () => {
     const template = "{% for m in messages %}{% for p in m.content %}[{{ p.text }}]{% endfor %}{% endfor %}";
-    const messages = [{ role: "assistant", content: [{ type: "text", text: "first" }, { type: "text", text: "second" }] }];
+    const messages = [
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "first" },
+          { type: "text", text: "second" },
+        ],
+      },
+    ];
     expect(renderChatTemplate(template, { messages, continueFinalMessage: true })).toBe("[first][second");
   });
 
@@ -151,7 +165,14 @@ describe("template variables and helpers", () => {
     const error = errorOf(() => renderChatTemplate(CHATML_TEMPLATE, { messages: [{ role: "robot", content: "beep" }] }));
     expect(error.kind).toBe("raised");
     expect(error.message).toBe("Unexpected message role: robot");
-    const late = errorOf(() => renderChatTemplate(CHATML_TEMPLATE, { messages: [{ role: "user", content: "a" }, { role: "system", content: "b" }] }));
+    const late = errorOf(() =>
+      renderChatTemplate(CHATML_TEMPLATE, {
+        messages: [
+          { role: "user", content: "a" },
+          { role: "system", content: "b" },
+        ],
+      }),
+    );
     expect(late.message).toBe("A system message may only come first.");
   });
 

@@ -34,8 +34,7 @@ export class ChatTemplateError extends Error {
   }
 }
 
-export const MISSING_TEMPLATE_MESSAGE =
-  "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.";
+export const MISSING_TEMPLATE_MESSAGE = "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.";
 
 /**
  * The template for a request: `requested` (a template string, or the name of one of the model's

@@ -18,24 +18,43 @@ export function strftime(date: Date, format: string): string {
 function field(date: Date, directive: string): string | undefined {
   const hours = date.getHours();
   switch (directive) {
-    case "Y": return String(date.getFullYear());
-    case "y": return pad(date.getFullYear() % 100);
-    case "m": return pad(date.getMonth() + 1);
-    case "d": return pad(date.getDate());
-    case "e": return String(date.getDate()).padStart(2, " ");
-    case "H": return pad(hours);
-    case "I": return pad(hours % 12 === 0 ? 12 : hours % 12);
-    case "M": return pad(date.getMinutes());
-    case "S": return pad(date.getSeconds());
-    case "p": return hours < 12 ? "AM" : "PM";
-    case "A": return DAYS[date.getDay()];
-    case "a": return DAYS[date.getDay()]!.slice(0, 3);
-    case "B": return MONTHS[date.getMonth()];
-    case "b": case "h": return MONTHS[date.getMonth()]!.slice(0, 3);
-    case "j": return pad(dayOfYear(date), 3);
-    case "F": return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-    case "%": return "%";
-    default: return undefined;
+    case "Y":
+      return String(date.getFullYear());
+    case "y":
+      return pad(date.getFullYear() % 100);
+    case "m":
+      return pad(date.getMonth() + 1);
+    case "d":
+      return pad(date.getDate());
+    case "e":
+      return String(date.getDate()).padStart(2, " ");
+    case "H":
+      return pad(hours);
+    case "I":
+      return pad(hours % 12 === 0 ? 12 : hours % 12);
+    case "M":
+      return pad(date.getMinutes());
+    case "S":
+      return pad(date.getSeconds());
+    case "p":
+      return hours < 12 ? "AM" : "PM";
+    case "A":
+      return DAYS[date.getDay()];
+    case "a":
+      return DAYS[date.getDay()]!.slice(0, 3);
+    case "B":
+      return MONTHS[date.getMonth()];
+    case "b":
+    case "h":
+      return MONTHS[date.getMonth()]!.slice(0, 3);
+    case "j":
+      return pad(dayOfYear(date), 3);
+    case "F":
+      return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+    case "%":
+      return "%";
+    default:
+      return undefined;
   }
 }
 

@@ -10,8 +10,7 @@ describe("HTTP error shapes", () => {
     await t.close();
   });
 
-  const post = (payload: string, contentType = "application/json") =>
-    t.request(t.keys.alice, { method: "POST", url: "/v1/preview/models", payload, headers: { "content-type": contentType } });
+  const post = (payload: string, contentType = "application/json") => t.request(t.keys.alice, { method: "POST", url: "/v1/preview/models", payload, headers: { "content-type": contentType } });
 
   it("answers malformed JSON with a 422 detail", async () => {
     const res = await post("{not json");

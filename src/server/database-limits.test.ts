@@ -51,8 +51,7 @@ describe.each(testDialects)("inputs past the database's limits on %s", (dialect)
   });
 
   it("refuses an artifact whose type or metadata key holds a NUL", async () => {
-    const upload = (fields: Record<string, unknown>) =>
-      t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: "d", files: [{ name: "train.jsonl", text: "{}\n" }], ...fields } });
+    const upload = (fields: Record<string, unknown>) => t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: "d", files: [{ name: "train.jsonl", text: "{}\n" }], ...fields } });
     expectClientError(await upload({ type: "data\u0000set" }), "NUL in type");
     expectClientError(await upload({ metadata: { "k\u0000": 1 } }), "NUL in a metadata key");
   });

@@ -87,13 +87,21 @@ parentPort.on("message", ({ url, key, body }) => {
   write();
 });`;
 
-const words = (chars: number) => Array.from({ length: Math.ceil(chars / 6) }, (_, i) => ["river", "stone", "light", "quiet"][i % 4]).join(" ").slice(0, chars);
+const words = (chars: number) =>
+  Array.from({ length: Math.ceil(chars / 6) }, (_, i) => ["river", "stone", "light", "quiet"][i % 4])
+    .join(" ")
+    .slice(0, chars);
 const tool = (i: number) => ({ type: "function", function: { name: `tool_${i}`, description: "Looks something up.", parameters: { type: "object", properties: { q: { type: "string" } } } } });
 const user = (content: string) => [{ role: "user", content }];
 
 /** The heavy requests: what each sends, and the answer it must get. */
 const heavy: { name: string; path: string; body: () => unknown; expect: (answer: Answer) => void; barMs?: Record<DialectName, number> }[] = [
-  { name: "a 20 MB chat message", path: "/v1/chat/completions", body: () => ({ model: MODEL, messages: user("x".repeat(20_000_000)) }), expect: (a) => expect([413, "0 EPIPE", "0 ECONNRESET"]).toContain(a.status === 413 ? 413 : `0 ${a.text}`) },
+  {
+    name: "a 20 MB chat message",
+    path: "/v1/chat/completions",
+    body: () => ({ model: MODEL, messages: user("x".repeat(20_000_000)) }),
+    expect: (a) => expect([413, "0 EPIPE", "0 ECONNRESET"]).toContain(a.status === 413 ? 413 : `0 ${a.text}`),
+  },
   {
     name: "200,000 messages",
     path: "/v1/chat/completions",
@@ -222,17 +230,23 @@ describe.each(testDialects)("/health while heavy requests run, on %s", (dialect)
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it.each(heavy.map((request) => [request.name, request]))("keeps /health under 100 ms at p99 during %s", async (_name, request) => {
-    const body = JSON.stringify(request.body());
-    // What the machine adds right now (its load changes from minute to minute).
-    const idleNow = await healthLatenciesDuring(server.url, Promise.resolve(), 1500);
-    const started = performance.now();
-    const work = post(request.path, body);
-    const latencies = await healthLatenciesDuring(server.url, work, 3000);
-    const answer = await work;
-    const ms = performance.now() - started;
-    console.log(`${dialect}: ${request.name}: HTTP ${answer.status} after ${ms.toFixed(0)} ms (${answer.bytes} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle just before: p99 ${p99(idleNow).toFixed(1)} ms)`);
-    request.expect(answer);
-    expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan((request.barMs?.[dialect] ?? BAR_MS) + p99(idleNow));
-  }, 300_000);
+  it.each(heavy.map((request) => [request.name, request]))(
+    "keeps /health under 100 ms at p99 during %s",
+    async (_name, request) => {
+      const body = JSON.stringify(request.body());
+      // What the machine adds right now (its load changes from minute to minute).
+      const idleNow = await healthLatenciesDuring(server.url, Promise.resolve(), 1500);
+      const started = performance.now();
+      const work = post(request.path, body);
+      const latencies = await healthLatenciesDuring(server.url, work, 3000);
+      const answer = await work;
+      const ms = performance.now() - started;
+      console.log(
+        `${dialect}: ${request.name}: HTTP ${answer.status} after ${ms.toFixed(0)} ms (${answer.bytes} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle just before: p99 ${p99(idleNow).toFixed(1)} ms)`,
+      );
+      request.expect(answer);
+      expect(p99(latencies), `health latencies (ms): ${latencies.map((value) => value.toFixed(1)).join(", ")}`).toBeLessThan((request.barMs?.[dialect] ?? BAR_MS) + p99(idleNow));
+    },
+    300_000,
+  );
 });

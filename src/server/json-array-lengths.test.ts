@@ -7,7 +7,7 @@ describe("topLevelArrayLengths", () => {
   it("counts the elements of the named top-level arrays, whatever they hold", () => {
     const body = {
       model: "m",
-      messages: [{ role: "user", content: "a, [b] {c} \"d\" \\" }, { role: "assistant", content: [{ type: "text", text: "x,y" }] }, "s", 1, null, [1, [2, 3]]],
+      messages: [{ role: "user", content: 'a, [b] {c} "d" \\' }, { role: "assistant", content: [{ type: "text", text: "x,y" }] }, "s", 1, null, [1, [2, 3]]],
       tools: [],
       other: [1, 2, 3],
       nested: { messages: [1, 2, 3, 4] },
@@ -23,7 +23,7 @@ describe("topLevelArrayLengths", () => {
   });
 
   it("gives the same lengths fed in pieces of any size, with keys, strings and arrays across the pieces", () => {
-    const messages = Array.from({ length: 3_000 }, (_, i) => ({ role: "user", content: `${"q, [x] \\ \" ".repeat(i % 7)}${i}` }));
+    const messages = Array.from({ length: 3_000 }, (_, i) => ({ role: "user", content: `${'q, [x] \\ " '.repeat(i % 7)}${i}` }));
     // A key written with an escape is not counted, wherever the pieces split it.
     const text = `${JSON.stringify({ tools: [], messages, stop: ["a"] }).slice(0, -1)},"messag\\u0065s":[1],"tools_x":[1,2]}`;
     const whole = Object.fromEntries(topLevelArrayLengths(text, ["messages", "tools"]));

@@ -109,21 +109,13 @@ function describeExpectedType(expected: string): { msg: string; type: string } {
 function describeBound(origin: string, side: "min" | "max", bound: unknown, inclusive: boolean): { msg: string; type: string } {
   const value = String(bound);
   if (origin === "string") {
-    return side === "min"
-      ? { msg: `String should have at least ${value} characters`, type: "string_too_short" }
-      : { msg: `String should have at most ${value} characters`, type: "string_too_long" };
+    return side === "min" ? { msg: `String should have at least ${value} characters`, type: "string_too_short" } : { msg: `String should have at most ${value} characters`, type: "string_too_long" };
   }
   if (origin === "array" || origin === "set") {
-    return side === "min"
-      ? { msg: `List should have at least ${value} items`, type: "too_short" }
-      : { msg: `List should have at most ${value} items`, type: "too_long" };
+    return side === "min" ? { msg: `List should have at least ${value} items`, type: "too_short" } : { msg: `List should have at most ${value} items`, type: "too_long" };
   }
   if (side === "min") {
-    return inclusive
-      ? { msg: `Input should be greater than or equal to ${value}`, type: "greater_than_equal" }
-      : { msg: `Input should be greater than ${value}`, type: "greater_than" };
+    return inclusive ? { msg: `Input should be greater than or equal to ${value}`, type: "greater_than_equal" } : { msg: `Input should be greater than ${value}`, type: "greater_than" };
   }
-  return inclusive
-    ? { msg: `Input should be less than or equal to ${value}`, type: "less_than_equal" }
-    : { msg: `Input should be less than ${value}`, type: "less_than" };
+  return inclusive ? { msg: `Input should be less than or equal to ${value}`, type: "less_than_equal" } : { msg: `Input should be less than ${value}`, type: "less_than" };
 }

@@ -70,13 +70,9 @@ export async function createArtifactVersion(db: Kysely<Database>, input: NewArti
 }
 
 /** A version of the named artifact, or its latest when `version` is "latest". */
-export async function findArtifactVersion(
-  db: Kysely<Database>,
-  ref: { entity: string; project: string; name: string; version: number | "latest" },
-): Promise<Artifact | undefined> {
+export async function findArtifactVersion(db: Kysely<Database>, ref: { entity: string; project: string; name: string; version: number | "latest" }): Promise<Artifact | undefined> {
   let query = db.selectFrom("artifacts").selectAll().where("entity", "=", ref.entity).where("project", "=", ref.project).where("name", "=", ref.name);
   query = ref.version === "latest" ? query.orderBy("version", "desc").limit(1) : query.where("version", "=", ref.version);
   const row = await query.executeTakeFirst();
   return row ? toArtifact(row) : undefined;
 }
-

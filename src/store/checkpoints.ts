@@ -30,7 +30,10 @@ export async function pageCheckpoints(db: Kysely<Database>, modelId: string, que
     if (!cursor) throw new CursorNotFoundError(query.after);
     select = select.where("step", query.order === "asc" ? ">" : "<", cursor.step);
   }
-  const rows = await select.orderBy("step", query.order).limit(query.limit + 1).execute();
+  const rows = await select
+    .orderBy("step", query.order)
+    .limit(query.limit + 1)
+    .execute();
   return toCursorPage(rows.map(toCheckpoint), query.limit);
 }
 
@@ -70,7 +73,11 @@ export async function deleteCheckpointSteps(db: Kysely<Database>, modelId: strin
     const present = await trx.selectFrom("checkpoints").select("step").where("model_id", "=", modelId).where("step", "in", unique).execute();
     const presentSteps = new Set(present.map((row) => row.step));
     if (presentSteps.size > 0) {
-      await trx.deleteFrom("checkpoints").where("model_id", "=", modelId).where("step", "in", [...presentSteps]).execute();
+      await trx
+        .deleteFrom("checkpoints")
+        .where("model_id", "=", modelId)
+        .where("step", "in", [...presentSteps])
+        .execute();
     }
     return { deletedCount: presentSteps.size, notFoundSteps: unique.filter((step) => !presentSteps.has(step)) };
   });
@@ -87,7 +94,10 @@ export async function mergeCheckpointMetrics(db: Kysely<Database>, modelId: stri
       return await db.transaction().execute(async (trx) => {
         // A no-op write that returns the row it locked (the row lock on PostgreSQL, the write lock
         // on SQLite): the metrics are read under the lock, so concurrent logs cannot lose updates.
-        const latestStep = trx.selectFrom("checkpoints").select((eb) => eb.fn.max("step").as("step")).where("model_id", "=", modelId);
+        const latestStep = trx
+          .selectFrom("checkpoints")
+          .select((eb) => eb.fn.max("step").as("step"))
+          .where("model_id", "=", modelId);
         const locked = await trx
           .updateTable("checkpoints")
           .set((eb) => ({ metrics: eb.ref("metrics") }))
@@ -100,7 +110,11 @@ export async function mergeCheckpointMetrics(db: Kysely<Database>, modelId: stri
           return { step: created.step, metrics: created.metrics };
         }
         const merged = { ...decodeJson<Record<string, number>>(locked.metrics), ...metrics };
-        await trx.updateTable("checkpoints").set({ metrics: encodeJson(merged) }).where("id", "=", locked.id).execute();
+        await trx
+          .updateTable("checkpoints")
+          .set({ metrics: encodeJson(merged) })
+          .where("id", "=", locked.id)
+          .execute();
         return { step: locked.step, metrics: merged };
       });
     } catch (error) {
@@ -128,7 +142,11 @@ export async function importCheckpoint(db: Kysely<Database>, modelId: string, fi
   return db.transaction().execute(async (trx) => {
     // A write first, so that SQLite takes its write lock before anything is read.
     await trx.updateTable("models").set({ lora_config: loraConfig }).where("id", "=", modelId).execute();
-    const latest = await trx.selectFrom("checkpoints").select((eb) => eb.fn.max("step").as("step")).where("model_id", "=", modelId).executeTakeFirst();
+    const latest = await trx
+      .selectFrom("checkpoints")
+      .select((eb) => eb.fn.max("step").as("step"))
+      .where("model_id", "=", modelId)
+      .executeTakeFirst();
     const step = latest?.step === null || latest?.step === undefined ? 0 : Number(latest.step) + 1;
     return insertCheckpoint(trx, { modelId, step, files });
   });

@@ -75,8 +75,7 @@ const postgres: TraceSql = {
   orFalse: (predicate) => sql`COALESCE(${predicate}, FALSE)`,
   falseValue: sql`FALSE`,
   trueValue: sql`TRUE`,
-  millisBetween: (start, end) =>
-    sql`CAST(FLOOR(EXTRACT(EPOCH FROM (CAST(${end} AS timestamptz) - CAST(${start} AS timestamptz))) * 1000) AS double precision)`,
+  millisBetween: (start, end) => sql`CAST(FLOOR(EXTRACT(EPOCH FROM (CAST(${end} AS timestamptz) - CAST(${start} AS timestamptz))) * 1000) AS double precision)`,
   limitOffset: (limit, offset) => (limit === null || limit === undefined ? sql`OFFSET ${offset ?? 0}` : sql`LIMIT ${limit} OFFSET ${offset ?? 0}`),
 };
 

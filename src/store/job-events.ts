@@ -20,7 +20,11 @@ export interface JobEvent {
  * (job_id, seq) constraint still refuses a duplicate if one ever tried.
  */
 export async function appendJobEvent(trx: Transaction<Database>, jobId: string, type: JobEventType, data: Record<string, unknown>): Promise<JobEvent> {
-  const last = await trx.selectFrom("training_job_events").select((eb) => eb.fn.max("seq").as("seq")).where("job_id", "=", jobId).executeTakeFirst();
+  const last = await trx
+    .selectFrom("training_job_events")
+    .select((eb) => eb.fn.max("seq").as("seq"))
+    .where("job_id", "=", jobId)
+    .executeTakeFirst();
   const event = { id: randomUUID(), type, data };
   await trx
     .insertInto("training_job_events")
@@ -30,7 +34,11 @@ export async function appendJobEvent(trx: Transaction<Database>, jobId: string, 
 }
 
 export async function countJobEvents(db: Kysely<Database> | Transaction<Database>, jobId: string): Promise<number> {
-  const row = await db.selectFrom("training_job_events").select((eb) => eb.fn.countAll().as("count")).where("job_id", "=", jobId).executeTakeFirst();
+  const row = await db
+    .selectFrom("training_job_events")
+    .select((eb) => eb.fn.countAll().as("count"))
+    .where("job_id", "=", jobId)
+    .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
 
@@ -42,7 +50,10 @@ export async function pageJobEvents(db: Kysely<Database>, jobId: string, query: 
     if (!cursor) throw new CursorNotFoundError(query.after);
     select = select.where("seq", ">", cursor.seq);
   }
-  const rows = await select.orderBy("seq").limit(query.limit + 1).execute();
+  const rows = await select
+    .orderBy("seq")
+    .limit(query.limit + 1)
+    .execute();
   return toCursorPage(
     rows.map((row) => ({ id: row.id, type: row.type as JobEventType, data: decodeJson<Record<string, unknown>>(row.data) })),
     query.limit,

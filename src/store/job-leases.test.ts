@@ -19,8 +19,7 @@ describe.each(testDialects)("job leases on %s", (dialect) => {
   });
 
   const model = async (name: string) => (await createModel(store.db, { entity: "e", project: "p", name, base_model: "b" })).model.id;
-  const job = async (modelId: string, config: unknown = {}) =>
-    (await createTrainingJob(store.db, { entity: "e", modelId, kind: "rl", input: { trajectory_groups: [] }, config, requestHash: "h" })).job;
+  const job = async (modelId: string, config: unknown = {}) => (await createTrainingJob(store.db, { entity: "e", modelId, kind: "rl", input: { trajectory_groups: [] }, config, requestHash: "h" })).job;
   const lease = (jobId: string, workerId = "w1", leaseMs = 60_000): Lease => ({ jobId, workerId, leaseMs });
   const expireLease = (jobId: string) => store.db.updateTable("training_jobs").set({ lease_expires_at: "2000-01-01T00:00:00.000Z" }).where("id", "=", jobId).execute();
 

@@ -42,25 +42,19 @@ export async function claimJobs(db: Kysely<Database>, workerId: string, options:
   if (options.limit <= 0) return [];
   const filter = options.baseModels;
   if (filter && "only" in filter && filter.only.length === 0) return [];
-  let query = db
-    .selectFrom("training_jobs as j")
-    .select(["j.id", "j.model_id", "j.position"])
-    .where("j.status", "=", "queued");
+  let query = db.selectFrom("training_jobs as j").select(["j.id", "j.model_id", "j.position"]).where("j.status", "=", "queued");
   if (filter) {
     const names = "only" in filter ? filter.only : filter.except;
     if (names.length > 0) {
-      const ofBaseModels = db.selectFrom("models as m").select("m.id").where("m.base_model", "in", [...names]);
+      const ofBaseModels = db
+        .selectFrom("models as m")
+        .select("m.id")
+        .where("m.base_model", "in", [...names]);
       query = query.where("j.model_id", "only" in filter ? "in" : "not in", ofBaseModels);
     }
   }
   const candidates = await query
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom("training_jobs as e").select("e.id").whereRef("e.model_id", "=", "j.model_id").where("e.status", "in", ACTIVE_STATUSES).whereRef("e.position", "<", "j.position"),
-        ),
-      ),
-    )
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom("training_jobs as e").select("e.id").whereRef("e.model_id", "=", "j.model_id").where("e.status", "in", ACTIVE_STATUSES).whereRef("e.position", "<", "j.position"))))
     .orderBy("j.created_at")
     .orderBy("j.id")
     .limit(options.limit * 4)
@@ -84,15 +78,7 @@ export async function claimJobs(db: Kysely<Database>, workerId: string, options:
         .where("id", "=", candidate.id)
         .where("status", "=", "queued")
         .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom("training_jobs as e")
-                .select("e.id")
-                .where("e.model_id", "=", candidate.model_id)
-                .where("e.status", "in", ACTIVE_STATUSES)
-                .where("e.position", "<", candidate.position),
-            ),
-          ),
+          not(exists(selectFrom("training_jobs as e").select("e.id").where("e.model_id", "=", candidate.model_id).where("e.status", "in", ACTIVE_STATUSES).where("e.position", "<", candidate.position))),
         )
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) continue;
@@ -152,13 +138,7 @@ export async function reapExpiredLeases(db: Kysely<Database>, options: ReapOptio
   const outcome = { requeued: [] as string[], failed: [] as string[] };
   for (const { id } of expired) {
     const result = await db.transaction().execute(async (trx) => {
-      const taken = await trx
-        .updateTable("training_jobs")
-        .set({ lease_owner: null, lease_expires_at: null })
-        .where("id", "=", id)
-        .where("status", "=", "running")
-        .where("lease_expires_at", "<", now)
-        .executeTakeFirst();
+      const taken = await trx.updateTable("training_jobs").set({ lease_owner: null, lease_expires_at: null }).where("id", "=", id).where("status", "=", "running").where("lease_expires_at", "<", now).executeTakeFirst();
       if (Number(taken.numUpdatedRows) !== 1) return undefined;
       return requeueOrFail(trx, id, options.maxAttempts, "its worker stopped renewing the job's lease (the process died or hung)");
     });
@@ -181,17 +161,10 @@ async function requeueOrFail(trx: Transaction<Database>, id: string, maxAttempts
   const job = await trx.selectFrom("training_jobs").select("attempts").where("id", "=", id).executeTakeFirstOrThrow();
   const events = await countJobEvents(trx, id);
   if (events === 0 && job.attempts < maxAttempts) {
-    await trx
-      .updateTable("training_jobs")
-      .set({ status: "queued", lease_owner: null, lease_expires_at: null, base_step: null, kl_reference_step: null })
-      .where("id", "=", id)
-      .execute();
+    await trx.updateTable("training_jobs").set({ status: "queued", lease_owner: null, lease_expires_at: null, base_step: null, kl_reference_step: null }).where("id", "=", id).execute();
     return "requeued";
   }
-  const message =
-    events === 0
-      ? `Training job failed: ${why}, and it had already been attempted ${job.attempts} times`
-      : `Training job failed: ${why} after training had started; a partly trained job is not resumed`;
+  const message = events === 0 ? `Training job failed: ${why}, and it had already been attempted ${job.attempts} times` : `Training job failed: ${why} after training had started; a partly trained job is not resumed`;
   await endActiveJob(trx, id, "failed", message);
   return "failed";
 }

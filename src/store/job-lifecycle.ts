@@ -28,12 +28,7 @@ export interface ReferenceState {
  * the base weights, or undefined for none). Both are recorded on the job so that deleting those
  * checkpoints is refused while it runs.
  */
-export async function beginJob(
-  db: Kysely<Database>,
-  lease: Lease,
-  modelId: string,
-  referenceStepFor?: (baseStep: number) => number | null | undefined,
-): Promise<{ base: CheckpointState; reference: ReferenceState | undefined }> {
+export async function beginJob(db: Kysely<Database>, lease: Lease, modelId: string, referenceStepFor?: (baseStep: number) => number | null | undefined): Promise<{ base: CheckpointState; reference: ReferenceState | undefined }> {
   return withLease(db, lease, async (trx) => {
     const latest = await latestCheckpoint(trx, modelId);
     const base: CheckpointState = latest ? { step: latest.step, files: decodeFiles(latest.files) } : { step: 0, files: null };
@@ -68,11 +63,7 @@ export async function commitJobCheckpoint(db: Kysely<Database>, lease: Lease, mo
   await withLease(db, lease, async (trx) => {
     await insertCheckpoint(trx, { modelId, step: checkpoint.step, files: checkpoint.files });
     await appendJobEvent(trx, lease.jobId, "training_ended", {});
-    await trx
-      .updateTable("training_jobs")
-      .set({ status: "succeeded", result_step: checkpoint.step, ended_at: nowIso(), lease_owner: null, lease_expires_at: null })
-      .where("id", "=", lease.jobId)
-      .execute();
+    await trx.updateTable("training_jobs").set({ status: "succeeded", result_step: checkpoint.step, ended_at: nowIso(), lease_owner: null, lease_expires_at: null }).where("id", "=", lease.jobId).execute();
   });
 }
 

@@ -83,12 +83,7 @@ export interface Principal {
 
 /** The live key matching `key`, or undefined for an unknown or revoked key. */
 export async function authenticateApiKey(db: Kysely<Database>, key: string): Promise<Principal | undefined> {
-  const row = await db
-    .selectFrom("api_keys")
-    .select(["id", "entity", "role"])
-    .where("key_hash", "=", hashApiKey(key))
-    .where("revoked_at", "is", null)
-    .executeTakeFirst();
+  const row = await db.selectFrom("api_keys").select(["id", "entity", "role"]).where("key_hash", "=", hashApiKey(key)).where("revoked_at", "is", null).executeTakeFirst();
   return row ? { entity: row.entity, keyId: row.id, role: row.role } : undefined;
 }
 
@@ -99,7 +94,12 @@ export async function listApiKeys(db: Kysely<Database>, entity?: string): Promis
 }
 
 export async function countLiveApiKeys(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom("api_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("revoked_at", "is", null).where("role", "=", "user").executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom("api_keys")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("revoked_at", "is", null)
+    .where("role", "=", "user")
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -20,6 +20,9 @@ export async function pageModelJobs(db: Kysely<Database>, modelId: string, query
     select = select.where("position", query.order === "asc" ? ">" : "<", cursor.position);
   }
   // (model_id, position) is unique, so its index serves both the filter and the order.
-  const rows = await select.orderBy("position", query.order).limit(query.limit + 1).execute();
+  const rows = await select
+    .orderBy("position", query.order)
+    .limit(query.limit + 1)
+    .execute();
   return toCursorPage(rows, query.limit);
 }

@@ -57,13 +57,7 @@ export async function createModel(db: Kysely<Database>, input: NewModel, initial
 }
 
 export async function findModelByName(db: Kysely<Database>, entity: string, project: string, name: string): Promise<ModelRow | undefined> {
-  return db
-    .selectFrom("models")
-    .selectAll()
-    .where("entity", "=", entity)
-    .where("project", "=", project)
-    .where("name", "=", name)
-    .executeTakeFirst();
+  return db.selectFrom("models").selectAll().where("entity", "=", entity).where("project", "=", project).where("name", "=", name).executeTakeFirst();
 }
 
 /** Every model of `entity` with this name, across its projects (ART's `name@step` names carry no project). */

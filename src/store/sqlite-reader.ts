@@ -28,10 +28,7 @@ parentPort.on("message", ({ id, sql, parameters, textColumn }) => {
   }
 });`;
 
-type Reply =
-  | { id: number; rows: Record<string, unknown>[] }
-  | { id: number; column: { bytes: Uint8Array; offsets: Float64Array } }
-  | { id: number; error: { message: string; code?: string } };
+type Reply = { id: number; rows: Record<string, unknown>[] } | { id: number; column: { bytes: Uint8Array; offsets: Float64Array } } | { id: number; error: { message: string; code?: string } };
 
 /** A list of strings read from a statement's first column. */
 export interface TextList {

@@ -11,7 +11,10 @@ describe.each(testDialects)("stored responses (%s)", (dialect) => {
   it("keeps a response for its entity only, and deletes it", async () => {
     const store = await openTestStore(dialect);
     stores.push(store);
-    const conversation = [{ role: "user", content: "Hi ✓" }, { role: "assistant", content: "Hello" }];
+    const conversation = [
+      { role: "user", content: "Hi ✓" },
+      { role: "assistant", content: "Hello" },
+    ];
     await saveResponse(store.db, { id: "resp_1", entity: "alice", model: "m", conversation, body: { id: "resp_1", output: [] } });
     const found = await findResponse(store.db, "alice", "resp_1");
     expect(found).toMatchObject({ id: "resp_1", entity: "alice", model: "m", conversation, body: { id: "resp_1", output: [] } });

@@ -34,7 +34,11 @@ export async function createTrainingJob(db: Kysely<Database>, input: NewTraining
       const existing = await findJobByIdempotencyKey(db, input.entity, input.idempotencyKey);
       if (existing) return { created: false, job: existing };
     }
-    const last = await db.selectFrom("training_jobs").select((eb) => eb.fn.max("position").as("position")).where("model_id", "=", input.modelId).executeTakeFirst();
+    const last = await db
+      .selectFrom("training_jobs")
+      .select((eb) => eb.fn.max("position").as("position"))
+      .where("model_id", "=", input.modelId)
+      .executeTakeFirst();
     const row: TrainingJobRow = {
       id: randomUUID(),
       entity: input.entity,
@@ -83,14 +87,7 @@ export async function getTrainingJobById(db: Kysely<Database>, id: string): Prom
 
 /** A queued or running job of the model whose request hashed to `requestHash`. */
 export async function findActiveJobByRequest(db: Kysely<Database>, modelId: string, requestHash: string): Promise<TrainingJobRow | undefined> {
-  return db
-    .selectFrom("training_jobs")
-    .selectAll()
-    .where("model_id", "=", modelId)
-    .where("request_hash", "=", requestHash)
-    .where("status", "in", ACTIVE_STATUSES)
-    .orderBy("position")
-    .executeTakeFirst();
+  return db.selectFrom("training_jobs").selectAll().where("model_id", "=", modelId).where("request_hash", "=", requestHash).where("status", "in", ACTIVE_STATUSES).orderBy("position").executeTakeFirst();
 }
 
 export async function listActiveJobsOfModel(db: Kysely<Database>, modelId: string): Promise<TrainingJobRow[]> {
@@ -124,11 +121,7 @@ export async function cancelActiveJobsOfModel(trx: Transaction<Database>, modelI
  * if) the job was still active: the conditional update is what makes the terminal event unique.
  */
 export async function endActiveJob(trx: Transaction<Database>, id: string, status: "failed" | "cancelled", message: string, entity?: string): Promise<boolean> {
-  let update = trx
-    .updateTable("training_jobs")
-    .set({ status, error_message: message, ended_at: nowIso(), lease_owner: null, lease_expires_at: null })
-    .where("id", "=", id)
-    .where("status", "in", ACTIVE_STATUSES);
+  let update = trx.updateTable("training_jobs").set({ status, error_message: message, ended_at: nowIso(), lease_owner: null, lease_expires_at: null }).where("id", "=", id).where("status", "in", ACTIVE_STATUSES);
   if (entity !== undefined) update = update.where("entity", "=", entity);
   const result = await update.executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;

@@ -41,7 +41,13 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
 
     it("linearBackward is dY·W for every row and output remainder, overwriting or accumulating", () => {
       const rng = Rng.fromSeed(1);
-      for (const [rows, outDim, inDim] of [[1, 4, 3], [3, 5, 7], [4, 8, 16], [7, 6, 9], [9, 13, 5]] as const) {
+      for (const [rows, outDim, inDim] of [
+        [1, 4, 3],
+        [3, 5, 7],
+        [4, 8, 16],
+        [7, 6, 9],
+        [9, 13, 5],
+      ] as const) {
         const w = randomArray(rng, outDim * inDim);
         const matrix = kernels.createMatrix(outDim, inDim, "F32", encodeFloats("F32", w));
         const dy = randomArray(rng, rows * outDim);
@@ -66,7 +72,12 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
       for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) bt[j * k + p] = b[p * n + j]!;
       const expected = new Float64Array(m * n);
       for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) for (let p = 0; p < k; p++) expected[i * n + j] += 0.5 * a[i * k + p]! * b[p * n + j]!;
-      for (const [transposeA, transposeB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      for (const [transposeA, transposeB] of [
+        [false, false],
+        [false, true],
+        [true, false],
+        [true, true],
+      ] as const) {
         const c = new Float32Array(m * n).fill(1);
         kernels.gemm(c, transposeA ? at : a, transposeB ? bt : b, m, n, k, { transposeA, transposeB, alpha: 0.5 });
         c.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
@@ -144,7 +155,12 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
 
     it("linearWeightBackward adds dYᵀ·X to the weight gradient and Σ dY to the bias gradient", () => {
       const rng = Rng.fromSeed(8);
-      for (const [rows, outDim, inDim] of [[1, 4, 3], [3, 5, 7], [6, 8, 16], [5, 9, 5]] as const) {
+      for (const [rows, outDim, inDim] of [
+        [1, 4, 3],
+        [3, 5, 7],
+        [6, 8, 16],
+        [5, 9, 5],
+      ] as const) {
         const dy = randomArray(rng, rows * outDim);
         const x = randomArray(rng, rows * inDim);
         const expectedWeight = new Float64Array(outDim * inDim);
@@ -184,9 +200,21 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
       kernels.linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim });
       for (let trial = 0; trial < 3; trial++) {
         const [dirX, dirW, dirB] = [randomArray(rng, x.length), randomArray(rng, w.length), randomArray(rng, outDim)];
-        expectNear(dot(dx, dirX), centralDifference((v) => forward(w, v, bias), x, dirX, dy, 1e-2), 2e-3);
-        expectNear(dot(dWeight, dirW), centralDifference((v) => forward(v, x, bias), w, dirW, dy, 1e-2), 2e-3);
-        expectNear(dot(dBias, dirB), centralDifference((v) => forward(w, x, v), bias, dirB, dy, 1e-2), 2e-3);
+        expectNear(
+          dot(dx, dirX),
+          centralDifference((v) => forward(w, v, bias), x, dirX, dy, 1e-2),
+          2e-3,
+        );
+        expectNear(
+          dot(dWeight, dirW),
+          centralDifference((v) => forward(v, x, bias), w, dirW, dy, 1e-2),
+          2e-3,
+        );
+        expectNear(
+          dot(dBias, dirB),
+          centralDifference((v) => forward(w, x, v), bias, dirB, dy, 1e-2),
+          2e-3,
+        );
       }
     });
 
@@ -269,7 +297,10 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
       const rng = Rng.fromSeed(6);
       const shape = { heads: 4, kvHeads: 2, headDim: 8 };
       // A short run after a prefix, and one long enough to span several blocks of query rows.
-      for (const [rows, start] of [[3, 4], [45, 6]] as const) {
+      for (const [rows, start] of [
+        [3, 4],
+        [45, 6],
+      ] as const) {
         const kvSize = (start + rows) * shape.kvHeads * shape.headDim;
         const q = randomArray(rng, rows * shape.heads * shape.headDim, 1.5);
         const keys = randomArray(rng, kvSize, 1.5);
@@ -291,9 +322,21 @@ export function describeBackwardConformance(name: string, create: () => Kernels)
           const dirQ = randomArray(rng, q.length);
           const dirK = randomArray(rng, kvSize);
           const dirV = randomArray(rng, kvSize);
-          expectNear(dot(dq, dirQ), centralDifference((x) => run(x, keys, values), q, dirQ, dOut, 1e-2), 2e-3);
-          expectNear(dot(dKeys, dirK), centralDifference((x) => run(q, x, values), keys, dirK, dOut, 1e-2), 2e-3);
-          expectNear(dot(dValues, dirV), centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2), 2e-3);
+          expectNear(
+            dot(dq, dirQ),
+            centralDifference((x) => run(x, keys, values), q, dirQ, dOut, 1e-2),
+            2e-3,
+          );
+          expectNear(
+            dot(dKeys, dirK),
+            centralDifference((x) => run(q, x, values), keys, dirK, dOut, 1e-2),
+            2e-3,
+          );
+          expectNear(
+            dot(dValues, dirV),
+            centralDifference((x) => run(q, keys, x), values, dirV, dOut, 1e-2),
+            2e-3,
+          );
         }
       }
     });

@@ -18,7 +18,14 @@ export function expectSameBits(actual: Float32Array, expected: Float32Array, wha
 
 /** Batches of `rows` rows taken from a pool of `pool` rows: at the start and at the end of the pool. */
 function batches(pool: number): [number, number][] {
-  return ROW_COUNTS.filter((rows) => rows <= pool).flatMap((rows): [number, number][] => (rows === pool ? [[0, rows]] : [[0, rows], [pool - rows, rows]]));
+  return ROW_COUNTS.filter((rows) => rows <= pool).flatMap((rows): [number, number][] =>
+    rows === pool
+      ? [[0, rows]]
+      : [
+          [0, rows],
+          [pool - rows, rows],
+        ],
+  );
 }
 
 /**
@@ -34,7 +41,10 @@ export function describeBatchInvariance(name: string, makeKernels: () => Kernels
 
     it.each(["F32", "F16", "BF16"] as FloatDType[])("matmul on %s weights: a row alone equals that row in calls of any size", (dtype) => {
       // A ragged last panel with a bias; and one large enough to be split over threads and row blocks.
-      for (const [inDim, outDim, withBias] of [[203, 37, true], [256, 300, false]] as const) {
+      for (const [inDim, outDim, withBias] of [
+        [203, 37, true],
+        [256, 300, false],
+      ] as const) {
         const w = kernels.createMatrix(outDim, inDim, dtype, encodeFloats(dtype, random.uniform(outDim * inDim, 1)));
         const bias = withBias ? random.uniform(outDim, 0.5) : undefined;
         const pool = 300;
@@ -91,7 +101,15 @@ export function describeBatchInvariance(name: string, makeKernels: () => Kernels
       // Query p alone: the decode step at position p.
       const alone = new Float32Array(positions * qWidth);
       for (let p = 0; p < positions; p++) kernels.attention({ out: alone.subarray(p * qWidth, (p + 1) * qWidth), q: q.subarray(p * qWidth, (p + 1) * qWidth), rows: 1, keys, values, start: p, shape });
-      for (const [start, rows] of [[0, 1], [0, 17], [5, 3], [9, 8], [30, 90], [0, 120], [119, 1]] as const) {
+      for (const [start, rows] of [
+        [0, 1],
+        [0, 17],
+        [5, 3],
+        [9, 8],
+        [30, 90],
+        [0, 120],
+        [119, 1],
+      ] as const) {
         const out = new Float32Array(rows * qWidth);
         kernels.attention({ out, q: q.subarray(start * qWidth, (start + rows) * qWidth), rows, keys, values, start, shape });
         expectSameBits(out, alone.subarray(start * qWidth, (start + rows) * qWidth), `queries ${start}..${start + rows - 1}`);
@@ -112,7 +130,15 @@ export function describeBatchInvariance(name: string, makeKernels: () => Kernels
         kernels.siluMul(single, gate.subarray(i, i + 1), up.subarray(i, i + 1), 1);
         if (single[0] !== whole[i]) expectSameBits(single, whole.subarray(i, i + 1), `siluMul of element ${i} alone`);
       }
-      for (const [first, count] of [[0, 1], [3, 5], [7, 9], [8, 16], [12_345, 40_000], [69_990, 11], [1, 70_000]] as const) {
+      for (const [first, count] of [
+        [0, 1],
+        [3, 5],
+        [7, 9],
+        [8, 16],
+        [12_345, 40_000],
+        [69_990, 11],
+        [1, 70_000],
+      ] as const) {
         const part = new Float32Array(count);
         kernels.siluMul(part, gate.subarray(first, first + count), up.subarray(first, first + count), count);
         expectSameBits(part, whole.subarray(first, first + count), `siluMul of elements ${first}..${first + count - 1}`);

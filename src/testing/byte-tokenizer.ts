@@ -108,7 +108,7 @@ export class ByteTokenizer implements Tokenizer {
   }
 }
 
-const DEFAULT_PIECES = [" the", " a", "he", "ll", "llo", "hello", " world", "{\"", "\":", "\": ", ", \"", "\"}", "true", "false", "null", "ing", " is", "00", "12", "<think>", "</think>", "<tool_call>", "</tool_call>", "é", "€"];
+const DEFAULT_PIECES = [" the", " a", "he", "ll", "llo", "hello", " world", '{"', '":', '": ', ', "', '"}', "true", "false", "null", "ing", " is", "00", "12", "<think>", "</think>", "<tool_call>", "</tool_call>", "é", "€"];
 
 function startsWith(bytes: Uint8Array, offset: number, piece: Uint8Array): boolean {
   if (offset + piece.length > bytes.length) return false;

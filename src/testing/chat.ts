@@ -114,7 +114,14 @@ export function testPlan(tokenizer: Tokenizer, overrides: Partial<CompletionPlan
 
 /** The tokens of `text` as the engine reports sampled tokens, each with one alternative. */
 export function sampledTokens(tokenizer: Tokenizer, text: string, logprob = -0.25): SampledToken[] {
-  return tokenizer.encode(text).map((tokenId) => ({ tokenId, logprob, top: [{ tokenId, logprob }, { tokenId: 0, logprob: logprob - 1 }] }));
+  return tokenizer.encode(text).map((tokenId) => ({
+    tokenId,
+    logprob,
+    top: [
+      { tokenId, logprob },
+      { tokenId: 0, logprob: logprob - 1 },
+    ],
+  }));
 }
 
 /** Engine events as an async iterable, the shape `InferenceEngine.generate` returns. */

@@ -53,8 +53,16 @@ export function sftProblem(tokens: number[]): GradientProblem {
 /** The RL loss of a packed row (one prompt, three completions) with old logprobs near the current ones. */
 export function rlProblem(model: TrainingModel, adapter: LoraAdapter | null): GradientProblem {
   const prompt = [12, 300, 45, 99, 7];
-  const completions = [[400, 401, 402, 403], [410, 411, 412], [420, 421, 422, 423, 424]];
-  const row = packedTestRow(prompt, completions.map((tokens, i) => ({ tokens, advantage: [1, -0.5, 0.25][i]! })), 24);
+  const completions = [
+    [400, 401, 402, 403],
+    [410, 411, 412],
+    [420, 421, 422, 423, 424],
+  ];
+  const row = packedTestRow(
+    prompt,
+    completions.map((tokens, i) => ({ tokens, advantage: [1, -0.5, 0.25][i]! })),
+    24,
+  );
   const base = rlLossInputs(row);
   // Old logprobs near the current ones, so every ratio sits inside the clip range.
   const current = model.forward(row, adapter, base).logprobs;

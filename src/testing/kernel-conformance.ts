@@ -24,7 +24,12 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
     const kernels = makeKernels();
 
     it("matmul: rows × Wᵀ + bias, for every row count and odd widths", () => {
-      for (const [rows, inDim, outDim] of [[1, 7, 5], [3, 16, 9], [4, 33, 2], [9, 64, 17]] as const) {
+      for (const [rows, inDim, outDim] of [
+        [1, 7, 5],
+        [3, 16, 9],
+        [4, 33, 2],
+        [9, 64, 17],
+      ] as const) {
         const x = values(rows * inDim);
         const weights = values(outDim * inDim);
         const bias = values(outDim);
@@ -42,7 +47,10 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
         kernels.matmul(out, x, rows, w, bias);
         close(out, expected);
         kernels.matmul(out, x, rows, w);
-        close(out, expected.map((value, i) => value - bias[i % outDim]!));
+        close(
+          out,
+          expected.map((value, i) => value - bias[i % outDim]!),
+        );
       }
     });
 
@@ -149,10 +157,16 @@ export function describeKernelConformance(name: string, makeKernels: () => Kerne
       const up = values(9);
       const out = new Float32Array(9);
       kernels.siluMul(out, gate, up, 9);
-      close(out, [...gate].map((g, i) => (g / (1 + Math.exp(-g))) * up[i]!));
+      close(
+        out,
+        [...gate].map((g, i) => (g / (1 + Math.exp(-g))) * up[i]!),
+      );
       const x = Float32Array.from(up);
       kernels.addInPlace(x, gate, 9);
-      close(x, [...up].map((u, i) => u + gate[i]!));
+      close(
+        x,
+        [...up].map((u, i) => u + gate[i]!),
+      );
     });
   });
   describeBatchInvariance(name, makeKernels);

@@ -51,7 +51,11 @@ function anyValue(value: TestValue): number[] {
     if (Number.isInteger(value)) return [...key(3, 0), ...varint(value)];
     return anyValue({ double: value });
   }
-  if (Array.isArray(value)) return lengthDelimited(5, value.flatMap((item) => lengthDelimited(1, anyValue(item))));
+  if (Array.isArray(value))
+    return lengthDelimited(
+      5,
+      value.flatMap((item) => lengthDelimited(1, anyValue(item))),
+    );
   if ("kv" in value) return lengthDelimited(6, keyValues(1, value.kv));
   if ("bytes" in value) return lengthDelimited(7, value.bytes);
   if ("int" in value) return [...key(3, 0), ...varint(value.int)];
@@ -83,10 +87,7 @@ function span(s: TestSpan): number[] {
 export function encodeOtlp(resources: TestResourceSpans[]): Buffer {
   return Buffer.from(
     resources.flatMap((resource) =>
-      lengthDelimited(1, [
-        ...lengthDelimited(1, keyValues(1, resource.resource)),
-        ...lengthDelimited(2, [...lengthDelimited(1, text(1, "test-scope")), ...resource.spans.flatMap((s) => lengthDelimited(2, span(s)))]),
-      ]),
+      lengthDelimited(1, [...lengthDelimited(1, keyValues(1, resource.resource)), ...lengthDelimited(2, [...lengthDelimited(1, text(1, "test-scope")), ...resource.spans.flatMap((s) => lengthDelimited(2, span(s)))])]),
     ),
   );
 }

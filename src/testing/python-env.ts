@@ -13,7 +13,13 @@ export function testPython(): string {
   const run = spawnSync(process.execPath, [path.join(root, "scripts", "python", "env.mjs")], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 1024 * 1024 });
   const lines = run.stdout.trim().split("\n");
   if (run.status !== 0 || !lines.at(-1)) {
-    const problem = run.error?.message ?? run.stderr.split("\n").filter((line) => !line.startsWith("WARNING: Location")).slice(-20).join("\n");
+    const problem =
+      run.error?.message ??
+      run.stderr
+        .split("\n")
+        .filter((line) => !line.startsWith("WARNING: Location"))
+        .slice(-20)
+        .join("\n");
     throw new Error(`the Python test environment could not be built (node scripts/python/env.mjs): ${problem}`);
   }
   return lines.at(-1)!;

@@ -22,9 +22,7 @@ export function basicAuth(key: string): string {
 export function traceClient(t: TestApp, key: string, basePath = "/trace"): TraceClient {
   const request = (options: InjectOptions) => t.app.inject({ ...options, url: `${basePath}${options.url ?? ""}`, headers: { authorization: basicAuth(key), ...options.headers } });
   const withBody = (method: "POST" | "PUT") => (path: string, payload: unknown) =>
-    typeof payload === "string"
-      ? request({ method, url: path, payload, headers: { "content-type": "application/json" } })
-      : request({ method, url: path, payload: payload as InjectOptions["payload"] });
+    typeof payload === "string" ? request({ method, url: path, payload, headers: { "content-type": "application/json" } }) : request({ method, url: path, payload: payload as InjectOptions["payload"] });
   const post = withBody("POST");
   const expectOk = async (path: string, payload: unknown) => {
     const res = await post(path, payload);

@@ -139,9 +139,7 @@ export class ObjectService {
       }
       targets = [...matched.values()];
       if (targets.length > 0 && unmatched.length > 0) {
-        throw new TraceNotFound(
-          `Delete request contains ${digests.length} digests, but found ${targets.length} objects to delete. Diff digests: ${pythonSetRepr(unmatched)}`,
-        );
+        throw new TraceNotFound(`Delete request contains ${digests.length} digests, but found ${targets.length} objects to delete. Diff digests: ${pythonSetRepr(unmatched)}`);
       }
     }
     if (targets.length === 0) throw new TraceNotFound(`Object ${objectId} (${pythonRepr(digests)}) not found when deleting.`);
@@ -200,7 +198,12 @@ export class ObjectService {
   }
 
   private async present(projectId: string, records: ObjectVersionRecord[], options: { includeTagsAndAliases: boolean }): Promise<ObjectVersion[]> {
-    const labels = options.includeTagsAndAliases ? await this.labels.labelsOf(projectId, records.map((record) => record.objectId)) : undefined;
+    const labels = options.includeTagsAndAliases
+      ? await this.labels.labelsOf(
+          projectId,
+          records.map((record) => record.objectId),
+        )
+      : undefined;
     return records.map((record) => {
       const view: ObjectVersion = {
         projectId: record.projectId,

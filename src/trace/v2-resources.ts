@@ -149,11 +149,7 @@ export class V2ObjectResources {
     return (await this.listKind(projectId, "Evaluation", page)).map(evaluationView);
   }
 
-  async createModel(
-    projectId: string,
-    input: { name: string; description?: string | null; sourceCode: string; attributes?: Record<string, unknown> | null },
-    wbUserId: string,
-  ): Promise<CreatedVersion & { modelRef: string }> {
+  async createModel(projectId: string, input: { name: string; description?: string | null; sourceCode: string; attributes?: Record<string, unknown> | null }, wbUserId: string): Promise<CreatedVersion & { modelRef: string }> {
     const fileDigest = (await this.files.create(projectId, Buffer.from(input.sourceCode, "utf8"))).digest;
     const objectId = makeObjectId(input.name, "Model");
     const created = await this.objects.create({ projectId, objectId, val: modelVal(input.name, input.description, fileDigest, input.attributes), wbUserId });

@@ -59,7 +59,11 @@ function Shell({ apiKey, onLogout }: { apiKey: string; onLogout: (message?: stri
           </a>
         </nav>
         <span class="spacer" />
-        {projects.data && <span class="entity" title="The entity of this API key">{projects.data.entity}</span>}
+        {projects.data && (
+          <span class="entity" title="The entity of this API key">
+            {projects.data.entity}
+          </span>
+        )}
         <button type="button" class="link" onClick={() => onLogout()}>
           Log out
         </button>

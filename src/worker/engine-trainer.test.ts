@@ -63,8 +63,19 @@ describe.each(testDialects)("the engine trainer behind the job API on %s", (dial
   it("trains an SFT job from an uploaded artifact: the loss falls step by step, and the checkpoint is a PEFT adapter", async () => {
     const modelId = await register("sft");
     const rows = [
-      { messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] },
-      { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
+      {
+        messages: [
+          { role: "user", content: "ping" },
+          { role: "assistant", content: "pong" },
+        ],
+      },
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "hello" },
+          { role: "assistant", content: "hello world" },
+        ],
+      },
     ];
     const text = `${Array.from({ length: 4 }, () => rows.map((row) => JSON.stringify(row)).join("\n")).join("\n")}\n`;
     const upload = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: "sft-data", files: [{ name: "train.jsonl", text }] } });
@@ -127,7 +138,12 @@ describe.each(testDialects)("the engine trainer behind the job API on %s", (dial
 
   it("stops a cancelled job between steps with one terminal event, and the model's next job trains", async () => {
     const modelId = await register("cancel");
-    const row = JSON.stringify({ messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }] });
+    const row = JSON.stringify({
+      messages: [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b" },
+      ],
+    });
     const upload = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: "long", files: [{ name: "train.jsonl", text: `${Array(2000).fill(row).join("\n")}\n` }] } });
     const sft = (url: string) => t.request(t.keys.alice, { method: "POST", url: "/v1/preview/sft-training-jobs", payload: { model_id: modelId, training_data_url: url, config: { learning_rate: 1e-3 } } });
     const long = (await sft(upload.json().url)).json().id as string;

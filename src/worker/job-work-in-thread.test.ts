@@ -9,7 +9,15 @@ import { decodeJobWorkInThread, openRunWork } from "./job-work-in-thread.js";
 import { summarizeTrainability } from "./trajectories.js";
 
 const rlWork = (groups: unknown[]): StoredJobWork => ({ kind: "rl", input: JSON.stringify({ trajectory_groups: groups }), config: JSON.stringify(resolveRlConfig({ learning_rate: 2e-5 })) });
-const sftRows = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ messages: [{ role: "user", content: `ping ${i}` }, { role: "assistant", content: `pong ${i}` }] }));
+const sftRows = (n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      messages: [
+        { role: "user", content: `ping ${i}` },
+        { role: "assistant", content: `pong ${i}` },
+      ],
+    }),
+  );
 const sftWork = (rows: string[], metadataText: string | null = null): StoredJobWork => ({
   kind: "sft",
   config: JSON.stringify(resolveSftConfig({ batch_size: 2 }, rows.length)),

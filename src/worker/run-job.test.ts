@@ -75,14 +75,32 @@ describe.each(testDialects)("job runner with a trainer on %s", (dialect) => {
   });
 
   it("hands an SFT job its rows, resolved config and metadata", async () => {
-    const trainer = scripted((run) => [{ type: "started", numSequences: run.work.kind === "sft" ? run.work.config.learning_rates.length : -1 }, { type: "gradient_step", metrics: { loss: 2 } }, { type: "gradient_step", metrics: { loss: 1 } }, { type: "finished", adapter: null }]);
+    const trainer = scripted((run) => [
+      { type: "started", numSequences: run.work.kind === "sft" ? run.work.config.learning_rates.length : -1 },
+      { type: "gradient_step", metrics: { loss: 2 } },
+      { type: "gradient_step", metrics: { loss: 1 } },
+      { type: "finished", adapter: null },
+    ]);
     t = await startTestApp(dialect, { worker: { trainer } });
     const modelId = await registerModel(t, "m");
-    const line = JSON.stringify({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: null }], tools: [{ type: "function", function: { name: "f" } }] });
+    const line = JSON.stringify({
+      messages: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: null },
+      ],
+      tools: [{ type: "function", function: { name: "f" } }],
+    });
     const upload = await t.request(t.keys.alice, {
       method: "POST",
       url: "/v1/preview/artifacts",
-      payload: { project: "proj", name: "sft", files: [{ name: "train.jsonl", text: `${line}\n${line}\n${line}\n` }, { name: "metadata.json", text: '{"num_trajectories": 3}' }] },
+      payload: {
+        project: "proj",
+        name: "sft",
+        files: [
+          { name: "train.jsonl", text: `${line}\n${line}\n${line}\n` },
+          { name: "metadata.json", text: '{"num_trajectories": 3}' },
+        ],
+      },
     });
     const res = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/sft-training-jobs", payload: { model_id: modelId, training_data_url: upload.json().url, config: { learning_rate: [2e-4, 1e-4] } } });
     const job = await waitForJob(t, res.json().id, isTerminal);
@@ -92,15 +110,38 @@ describe.each(testDialects)("job runner with a trainer on %s", (dialect) => {
     expect(work.kind).toBe("sft");
     if (work.kind !== "sft") return;
     expect(work.rows).toHaveLength(3);
-    expect(work.rows[0]).toEqual({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: "" }], tools: [{ type: "function", function: { name: "f" } }] });
+    expect(work.rows[0]).toEqual({
+      messages: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: "" },
+      ],
+      tools: [{ type: "function", function: { name: "f" } }],
+    });
     expect(work.config).toMatchObject({ batch_size: 2, learning_rates: [2e-4, 1e-4], assistant_turns: "all" });
     expect(work.metadata).toEqual({ num_trajectories: 3 });
   });
 
   it.each([
     ["a gradient step before started", [{ type: "gradient_step", metrics: {} }], /before started/, []],
-    ["more steps than announced", [{ type: "started", numSequences: 1 }, { type: "gradient_step", metrics: {} }, { type: "gradient_step", metrics: {} }], /more than the announced 1/, ["training_started", "gradient_step"]],
-    ["finishing early", [{ type: "started", numSequences: 2 }, { type: "finished", adapter: null }], /finished after 0 of 2/, ["training_started"]],
+    [
+      "more steps than announced",
+      [
+        { type: "started", numSequences: 1 },
+        { type: "gradient_step", metrics: {} },
+        { type: "gradient_step", metrics: {} },
+      ],
+      /more than the announced 1/,
+      ["training_started", "gradient_step"],
+    ],
+    [
+      "finishing early",
+      [
+        { type: "started", numSequences: 2 },
+        { type: "finished", adapter: null },
+      ],
+      /finished after 0 of 2/,
+      ["training_started"],
+    ],
     ["ending without finishing", [{ type: "started", numSequences: 0 }], /ended without finishing/, ["training_started"]],
   ] as [string, TrainerUpdate[], RegExp, string[]][])("fails the job on a trainer protocol error: %s", async (_name, updates, message, before) => {
     t = await startTestApp(dialect, { worker: { trainer: scripted(updates) } });
@@ -113,7 +154,13 @@ describe.each(testDialects)("job runner with a trainer on %s", (dialect) => {
   });
 
   it("reports a trainer's own error as training_failed and keeps the old weights", async () => {
-    const trainer = scripted([{ type: "started", numSequences: 1 }, { type: "gradient_step", metrics: { loss: 1 } }], { throwAfter: 1 });
+    const trainer = scripted(
+      [
+        { type: "started", numSequences: 1 },
+        { type: "gradient_step", metrics: { loss: 1 } },
+      ],
+      { throwAfter: 1 },
+    );
     t = await startTestApp(dialect, { worker: { trainer } });
     const modelId = await registerModel(t, "m");
     const jobId = await createRlJob(t, modelId, varyingGroups());

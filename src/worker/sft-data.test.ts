@@ -15,14 +15,32 @@ describe("SFT data", () => {
     const toolCall = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
     const choice = { ...sampledChoice(""), message: { role: "assistant", content: null, tool_calls: [toolCall] } };
     const text = [
-      JSON.stringify({ messages: [{ role: "system", content: null }, { role: "user", content: "q" }, { role: "assistant", content: "a" }], tools: [] }),
+      JSON.stringify({
+        messages: [
+          { role: "system", content: null },
+          { role: "user", content: "q" },
+          { role: "assistant", content: "a" },
+        ],
+        tools: [],
+      }),
       "",
       JSON.stringify({ messages_and_choices: [{ role: "user", content: "q" }, choice, { role: "tool", content: "r", tool_call_id: "c1" }, sampledChoice("done")], tools: [{ type: "function" }] }),
     ].join("\n");
     expect(parseSftRows(text, "train.jsonl")).toEqual([
-      { messages: [{ role: "system", content: "" }, { role: "user", content: "q" }, { role: "assistant", content: "a" }] },
       {
-        messages: [{ role: "user", content: "q" }, { role: "assistant", content: "", tool_calls: [toolCall] }, { role: "tool", content: "r", tool_call_id: "c1" }, { role: "assistant", content: "done" }],
+        messages: [
+          { role: "system", content: "" },
+          { role: "user", content: "q" },
+          { role: "assistant", content: "a" },
+        ],
+      },
+      {
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: "", tool_calls: [toolCall] },
+          { role: "tool", content: "r", tool_call_id: "c1" },
+          { role: "assistant", content: "done" },
+        ],
         tools: [{ type: "function" }],
       },
     ]);
@@ -31,13 +49,25 @@ describe("SFT data", () => {
   it("reads trajectory rows in ART's exchanges form from their last chat_completions exchange", () => {
     const first = { request: { messages: [{ role: "user", content: "q" }] }, response: { choices: [sampledChoice("a")] } };
     const last = {
-      request: { messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }, { role: "user", content: "more" }], tools: [{ type: "function" }] },
+      request: {
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: "a" },
+          { role: "user", content: "more" },
+        ],
+        tools: [{ type: "function" }],
+      },
       response: { choices: [sampledChoice("b")] },
     };
     const rows = parseSftRows(JSON.stringify({ exchanges: { chat_completions: [first, last] }, reward: 1 }), "trajectories.jsonl");
     expect(rows).toEqual([
       {
-        messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a" }, { role: "user", content: "more" }, { role: "assistant", content: "b" }],
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: "a" },
+          { role: "user", content: "more" },
+          { role: "assistant", content: "b" },
+        ],
         tools: [{ type: "function" }],
       },
     ]);

@@ -15,7 +15,7 @@ export interface PackedStoredWork {
 /** The packed work and what to put in the thread's `transferList`. */
 export function packStoredWork(stored: StoredJobWork): { packed: PackedStoredWork; transferList: ArrayBuffer[] } {
   const text = new TextEncoder().encode(stored.kind === "rl" ? stored.input : stored.data.text);
-  const work: StoredJobWork = stored.kind === "rl" ? { ...stored, input: "" } : { ...stored, data: { ...stored.data, text: "" } } as StoredJobWork;
+  const work: StoredJobWork = stored.kind === "rl" ? { ...stored, input: "" } : ({ ...stored, data: { ...stored.data, text: "" } } as StoredJobWork);
   return { packed: { work, text }, transferList: [text.buffer as ArrayBuffer] };
 }
 

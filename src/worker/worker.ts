@@ -108,13 +108,16 @@ export class JobWorker {
     const lease: Lease = { jobId: job.id, workerId: this.id, leaseMs: this.settings.leaseMs };
     const controller = new AbortController();
     this.log.info({ jobId: job.id, modelId: job.model_id, kind: job.kind, attempt: job.attempts }, "training job started");
-    const heartbeat = setInterval(() => {
-      renewLease(this.deps.store.db, lease)
-        .then((owned) => {
-          if (!owned) controller.abort(new Error("lease lost"));
-        })
-        .catch((error: unknown) => this.log.warn({ err: error, jobId: job.id }, "lease renewal failed"));
-    }, Math.max(10, Math.floor(this.settings.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        renewLease(this.deps.store.db, lease)
+          .then((owned) => {
+            if (!owned) controller.abort(new Error("lease lost"));
+          })
+          .catch((error: unknown) => this.log.warn({ err: error, jobId: job.id }, "lease renewal failed"));
+      },
+      Math.max(10, Math.floor(this.settings.leaseMs / 3)),
+    );
     const done = runClaimedJob(this.deps, job, lease, controller.signal)
       .then(async () => {
         if (this.stopped && controller.signal.aborted) {

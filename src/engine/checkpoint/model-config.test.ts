@@ -52,7 +52,12 @@ describe("config.json", () => {
     expectCheckpointError(() => parse({ rms_norm_eps: -1 }), FILE, "rms_norm_eps", /must be > 0/);
     expectCheckpointError(() => parse({ rope_scaling: { rope_type: "yarn", factor: 4 } }), FILE, "rope_scaling.rope_type", /"yarn" is not supported/);
     expectCheckpointError(() => parse({ rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 1, high_freq_factor: 4 } }), FILE, "rope_scaling.original_max_position_embeddings", /is missing/);
-    expectCheckpointError(() => parse({ rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 4, high_freq_factor: 1, original_max_position_embeddings: 10 } }), FILE, "rope_scaling.high_freq_factor", /greater than low_freq_factor/);
+    expectCheckpointError(
+      () => parse({ rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 4, high_freq_factor: 1, original_max_position_embeddings: 10 } }),
+      FILE,
+      "rope_scaling.high_freq_factor",
+      /greater than low_freq_factor/,
+    );
     expectCheckpointError(() => parse({ rope_scaling: "linear" }), FILE, "rope_scaling", /must be an object/);
     expectCheckpointError(() => parse({ torch_dtype: "float8" }), FILE, "torch_dtype", /"float8" is not supported/);
     expectCheckpointError(() => parse({ eos_token_id: ["a"] }), FILE, "eos_token_id", /token id or a list of token ids/);

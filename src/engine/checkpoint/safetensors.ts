@@ -11,10 +11,21 @@ import { describe, isObject } from "./json-file.js";
  */
 
 const ELEMENT_BYTES: Record<string, number> = {
-  BOOL: 1, U8: 1, I8: 1, F8_E4M3: 1, F8_E5M2: 1,
-  I16: 2, U16: 2, F16: 2, BF16: 2,
-  I32: 4, U32: 4, F32: 4,
-  I64: 8, U64: 8, F64: 8,
+  BOOL: 1,
+  U8: 1,
+  I8: 1,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
+  I16: 2,
+  U16: 2,
+  F16: 2,
+  BF16: 2,
+  I32: 4,
+  U32: 4,
+  F32: 4,
+  I64: 8,
+  U64: 8,
+  F64: 8,
 };
 const FLOAT_DTYPES: readonly string[] = ["F32", "F16", "BF16"];
 const MAX_HEADER_BYTES = 100 * 1024 * 1024;

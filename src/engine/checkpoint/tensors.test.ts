@@ -14,7 +14,10 @@ const tensors: TensorToWrite[] = ["a", "b", "c", "d", "e"].map((name, i) => ({
   name: `model.${name}.weight`,
   dtype: "F32",
   shape: [2, i + 1],
-  data: encodeFloats("F32", Float32Array.from({ length: 2 * (i + 1) }, (_, j) => i * 10 + j)),
+  data: encodeFloats(
+    "F32",
+    Float32Array.from({ length: 2 * (i + 1) }, (_, j) => i * 10 + j),
+  ),
 }));
 
 describe("checkpoint tensors", () => {

@@ -33,7 +33,15 @@ describe("tokenizer_config.json", () => {
 
   it("reads a chat template string, the list of named templates, and a named-template object", () => {
     expect(parseTokenizerConfig({ chat_template: "T" }, FILE).chatTemplates).toEqual({ default: "T", named: {} });
-    const list = parseTokenizerConfig({ chat_template: [{ name: "default", template: "D" }, { name: "tool_use", template: "U" }] }, FILE);
+    const list = parseTokenizerConfig(
+      {
+        chat_template: [
+          { name: "default", template: "D" },
+          { name: "tool_use", template: "U" },
+        ],
+      },
+      FILE,
+    );
     expect(list.chatTemplates).toEqual({ default: "D", named: { tool_use: "U" } });
     expect(parseTokenizerConfig({ chat_template: { rag: "R" } }, FILE).chatTemplates).toEqual({ default: undefined, named: { rag: "R" } });
   });

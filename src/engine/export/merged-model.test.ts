@@ -42,7 +42,10 @@ describe("writeMergedModel", () => {
       expect(worst, architecture).toBeLessThan(1e-4);
       // The adapter mattered: the base model answers differently.
       const plain = base.transformer.logitsOf(tokens);
-      expect(plain.some((value, i) => Math.abs(value - expected[i]!) > 1e-3), architecture).toBe(true);
+      expect(
+        plain.some((value, i) => Math.abs(value - expected[i]!) > 1e-3),
+        architecture,
+      ).toBe(true);
     }
   });
 });

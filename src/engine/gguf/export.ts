@@ -112,7 +112,11 @@ function tensorPlan(config: ModelConfig, tensors: CheckpointTensors): PlannedTen
     const hf = `${prefix}layers.${layer}`;
     const blk = `blk.${layer}`;
     add(`${hf}.input_layernorm.weight`, `${blk}.attn_norm.weight`);
-    for (const [proj, name, heads] of [["q_proj", "attn_q", config.numHeads], ["k_proj", "attn_k", config.numKvHeads], ["v_proj", "attn_v", 0]] as const) {
+    for (const [proj, name, heads] of [
+      ["q_proj", "attn_q", config.numHeads],
+      ["k_proj", "attn_k", config.numKvHeads],
+      ["v_proj", "attn_v", 0],
+    ] as const) {
       const transform = heads > 0 ? permuteFor(heads) : undefined;
       add(`${hf}.self_attn.${proj}.weight`, `${blk}.${name}.weight`, transform);
       if (config.qkvBias) add(`${hf}.self_attn.${proj}.bias`, `${blk}.${name}.bias`, transform);
@@ -124,7 +128,11 @@ function tensorPlan(config: ModelConfig, tensors: CheckpointTensors): PlannedTen
       add(`${hf}.self_attn.k_norm.weight`, `${blk}.attn_k_norm.weight`);
     }
     add(`${hf}.post_attention_layernorm.weight`, `${blk}.ffn_norm.weight`);
-    for (const [proj, name] of [["gate_proj", "ffn_gate"], ["up_proj", "ffn_up"], ["down_proj", "ffn_down"]] as const) {
+    for (const [proj, name] of [
+      ["gate_proj", "ffn_gate"],
+      ["up_proj", "ffn_up"],
+      ["down_proj", "ffn_down"],
+    ] as const) {
       add(`${hf}.mlp.${proj}.weight`, `${blk}.${name}.weight`);
       if (config.mlpBias) add(`${hf}.mlp.${proj}.bias`, `${blk}.${name}.bias`);
     }

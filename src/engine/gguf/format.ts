@@ -34,9 +34,7 @@ export enum GgufType {
 /** A metadata value as this code reads and writes it: 64-bit integers are bigints. */
 export type GgufScalar = number | bigint | boolean | string;
 
-export type GgufValue =
-  | { type: Exclude<GgufType, GgufType.ARRAY>; value: GgufScalar }
-  | { type: GgufType.ARRAY; itemType: Exclude<GgufType, GgufType.ARRAY>; value: GgufScalar[] };
+export type GgufValue = { type: Exclude<GgufType, GgufType.ARRAY>; value: GgufScalar } | { type: GgufType.ARRAY; itemType: Exclude<GgufType, GgufType.ARRAY>; value: GgufScalar[] };
 
 /** The tensor types this code writes (ggml_type ids). */
 export enum GgmlType {

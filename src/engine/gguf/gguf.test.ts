@@ -69,17 +69,20 @@ describe("GGUF writer and reader", () => {
 
   it("honours general.alignment and refuses data of the wrong size", () => {
     const file = path.join(dir, "aligned.gguf");
-    writeGguf(file, new Map([["general.alignment", u32(64)]]), [
-      { name: "a", shape: [1], type: GgmlType.F32, data: () => new Uint8Array(4) },
-      { name: "b", shape: [1], type: GgmlType.F32, data: () => new Uint8Array(4) },
-    ], 64);
+    writeGguf(
+      file,
+      new Map([["general.alignment", u32(64)]]),
+      [
+        { name: "a", shape: [1], type: GgmlType.F32, data: () => new Uint8Array(4) },
+        { name: "b", shape: [1], type: GgmlType.F32, data: () => new Uint8Array(4) },
+      ],
+      64,
+    );
     const read = readGguf(file);
     expect(read.alignment).toBe(64);
     expect(read.tensors.map((tensor) => tensor.offset)).toEqual([0, 64]);
     expect(read.dataStart % 64).toBe(0);
-    expect(() => writeGguf(path.join(dir, "bad.gguf"), new Map(), [{ name: "a", shape: [2], type: GgmlType.F32, data: () => new Uint8Array(4) }])).toThrow(
-      /tensor a produced 4 bytes, its shape needs 8/,
-    );
+    expect(() => writeGguf(path.join(dir, "bad.gguf"), new Map(), [{ name: "a", shape: [2], type: GgmlType.F32, data: () => new Uint8Array(4) }])).toThrow(/tensor a produced 4 bytes, its shape needs 8/);
   });
 
   it("rejects files that are not GGUF or are cut short", () => {

@@ -109,19 +109,32 @@ function readValue(input: ChunkedInput): GgufValue {
 
 function readScalar(input: ChunkedInput, type: number): GgufScalar {
   switch (type) {
-    case GgufType.UINT8: return input.view(1).getUint8(0);
-    case GgufType.INT8: return input.view(1).getInt8(0);
-    case GgufType.UINT16: return input.view(2).getUint16(0, true);
-    case GgufType.INT16: return input.view(2).getInt16(0, true);
-    case GgufType.UINT32: return input.u32();
-    case GgufType.INT32: return input.view(4).getInt32(0, true);
-    case GgufType.FLOAT32: return input.view(4).getFloat32(0, true);
-    case GgufType.FLOAT64: return input.view(8).getFloat64(0, true);
-    case GgufType.UINT64: return input.view(8).getBigUint64(0, true);
-    case GgufType.INT64: return input.view(8).getBigInt64(0, true);
-    case GgufType.BOOL: return input.view(1).getUint8(0) !== 0;
-    case GgufType.STRING: return input.string();
-    default: return input.fail(`has a value of unknown type ${type}`);
+    case GgufType.UINT8:
+      return input.view(1).getUint8(0);
+    case GgufType.INT8:
+      return input.view(1).getInt8(0);
+    case GgufType.UINT16:
+      return input.view(2).getUint16(0, true);
+    case GgufType.INT16:
+      return input.view(2).getInt16(0, true);
+    case GgufType.UINT32:
+      return input.u32();
+    case GgufType.INT32:
+      return input.view(4).getInt32(0, true);
+    case GgufType.FLOAT32:
+      return input.view(4).getFloat32(0, true);
+    case GgufType.FLOAT64:
+      return input.view(8).getFloat64(0, true);
+    case GgufType.UINT64:
+      return input.view(8).getBigUint64(0, true);
+    case GgufType.INT64:
+      return input.view(8).getBigInt64(0, true);
+    case GgufType.BOOL:
+      return input.view(1).getUint8(0) !== 0;
+    case GgufType.STRING:
+      return input.string();
+    default:
+      return input.fail(`has a value of unknown type ${type}`);
   }
 }
 

@@ -86,17 +86,28 @@ function writeScalar(out: ByteWriter, type: GgufType, value: GgufScalar): void {
     return value;
   };
   switch (type) {
-    case GgufType.UINT8: return out.fixed(1, (view) => view.setUint8(0, number()));
-    case GgufType.INT8: return out.fixed(1, (view) => view.setInt8(0, number()));
-    case GgufType.UINT16: return out.fixed(2, (view) => view.setUint16(0, number(), true));
-    case GgufType.INT16: return out.fixed(2, (view) => view.setInt16(0, number(), true));
-    case GgufType.UINT32: return out.u32(number());
-    case GgufType.INT32: return out.fixed(4, (view) => view.setInt32(0, number(), true));
-    case GgufType.FLOAT32: return out.fixed(4, (view) => view.setFloat32(0, number(), true));
-    case GgufType.FLOAT64: return out.fixed(8, (view) => view.setFloat64(0, number(), true));
-    case GgufType.UINT64: return out.u64(BigInt(value as number | bigint));
-    case GgufType.INT64: return out.fixed(8, (view) => view.setBigInt64(0, BigInt(value as number | bigint), true));
-    case GgufType.BOOL: return out.fixed(1, (view) => view.setUint8(0, value ? 1 : 0));
+    case GgufType.UINT8:
+      return out.fixed(1, (view) => view.setUint8(0, number()));
+    case GgufType.INT8:
+      return out.fixed(1, (view) => view.setInt8(0, number()));
+    case GgufType.UINT16:
+      return out.fixed(2, (view) => view.setUint16(0, number(), true));
+    case GgufType.INT16:
+      return out.fixed(2, (view) => view.setInt16(0, number(), true));
+    case GgufType.UINT32:
+      return out.u32(number());
+    case GgufType.INT32:
+      return out.fixed(4, (view) => view.setInt32(0, number(), true));
+    case GgufType.FLOAT32:
+      return out.fixed(4, (view) => view.setFloat32(0, number(), true));
+    case GgufType.FLOAT64:
+      return out.fixed(8, (view) => view.setFloat64(0, number(), true));
+    case GgufType.UINT64:
+      return out.u64(BigInt(value as number | bigint));
+    case GgufType.INT64:
+      return out.fixed(8, (view) => view.setBigInt64(0, BigInt(value as number | bigint), true));
+    case GgufType.BOOL:
+      return out.fixed(1, (view) => view.setUint8(0, value ? 1 : 0));
     case GgufType.STRING:
       if (typeof value !== "string") throw new TypeError(`GGUF: expected a string, got ${typeof value}`);
       return out.string(value);

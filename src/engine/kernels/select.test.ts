@@ -25,9 +25,7 @@ describe("selectKernels", () => {
   });
 
   it("refuses FLYWHEEL_KERNELS=native without the addon, and unknown values", () => {
-    expect(() => selectKernels({ env: { FLYWHEEL_KERNELS: "native" }, loadNative: notBuilt })).toThrow(
-      /FLYWHEEL_KERNELS=native, but the native kernels are unavailable: the native kernel addon is not built/,
-    );
+    expect(() => selectKernels({ env: { FLYWHEEL_KERNELS: "native" }, loadNative: notBuilt })).toThrow(/FLYWHEEL_KERNELS=native, but the native kernels are unavailable: the native kernel addon is not built/);
     expect(() => parseKernelsChoice("gpu")).toThrow(/FLYWHEEL_KERNELS must be "ts" or "native" \(or unset\), got "gpu"/);
     expect(parseKernelsChoice(undefined)).toBe("auto");
     expect(parseKernelsChoice("")).toBe("auto");

@@ -69,9 +69,7 @@ describe("createLoraAdapter", () => {
     const adapter = createLoraAdapter(config, { seed: 7 });
     expect(adapter.rank).toBe(8);
     expect(adapter.scale).toBe(2);
-    expect(adapter.modules().map((m) => `${m.layer}.${m.name}`)).toEqual(
-      [0, 1].flatMap((layer) => ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"].map((name) => `${layer}.${name}`)),
-    );
+    expect(adapter.modules().map((m) => `${m.layer}.${m.name}`)).toEqual([0, 1].flatMap((layer) => ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"].map((name) => `${layer}.${name}`)));
     for (const module of adapter.modules()) {
       const bound = 1 / Math.sqrt(module.inDim);
       expect(module.a.every((value) => Math.abs(value) <= bound)).toBe(true);

@@ -39,7 +39,10 @@ function rewriteTensors(dir: string, edit: (tensors: { name: string; shape: numb
     return { name, shape: tensor.shape, values: new Float32Array(tensor.data.buffer.slice(tensor.data.byteOffset, tensor.data.byteOffset + tensor.data.byteLength)) };
   });
   reader.close();
-  writeSafetensors(file, edit(tensors).map((t) => ({ name: t.name, dtype, shape: t.shape, data: encodeFloats(dtype, t.values) })));
+  writeSafetensors(
+    file,
+    edit(tensors).map((t) => ({ name: t.name, dtype, shape: t.shape, data: encodeFloats(dtype, t.values) })),
+  );
 }
 
 describe("PEFT adapter files", () => {
@@ -127,7 +130,9 @@ describe("PEFT adapter files", () => {
   it("checks every tensor against the base model", () => {
     const { dir: wrongRank } = savedAdapter();
     editConfig(wrongRank, (json) => (json.r = 4));
-    expect(() => loadLoraAdapter(wrongRank, model)).toThrow(/adapter_model\.safetensors: 'base_model\.model\.model\.layers\.0\.mlp\.down_proj\.lora_A\.weight' has shape \[8, 128\], but r=4 and the base model's down_proj \(64 × 128\) imply \[4, 128\]/);
+    expect(() => loadLoraAdapter(wrongRank, model)).toThrow(
+      /adapter_model\.safetensors: 'base_model\.model\.model\.layers\.0\.mlp\.down_proj\.lora_A\.weight' has shape \[8, 128\], but r=4 and the base model's down_proj \(64 × 128\) imply \[4, 128\]/,
+    );
 
     const { dir: otherModel } = savedAdapter();
     expect(() => loadLoraAdapter(otherModel, loadTinyModel("qwen2", { intermediateSize: 96 }))).toThrow(/mlp\.down_proj\.lora_A\.weight' has shape \[8, 128\], but r=8 and the base model's down_proj \(64 × 96\) imply \[8, 96\]/);

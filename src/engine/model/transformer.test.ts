@@ -124,7 +124,10 @@ describe("linear adapters", () => {
 
   it("adds a per-sequence delta equal to merging it into the weights, leaving other sequences alone", () => {
     const random = new SeededRandom(5);
-    for (const [layer, name, outDim, inDim] of [[0, "q_proj", config.numHeads * config.headDim, config.hiddenSize], [1, "down_proj", config.hiddenSize, config.intermediateSize]] as const) {
+    for (const [layer, name, outDim, inDim] of [
+      [0, "q_proj", config.numHeads * config.headDim, config.hiddenSize],
+      [1, "down_proj", config.hiddenSize, config.intermediateSize],
+    ] as const) {
       const adapter = new RankOneAdapter(layer, name, random.uniform(outDim, 0.5), random.uniform(inDim, 0.5));
       const expected = merged(adapter).logitsOf(PROMPT);
       const plain = transformer.logitsOf(PROMPT);
@@ -149,11 +152,21 @@ describe("forward input checks", () => {
     const cache = transformer.createCache();
     transformer.forward([{ cache, tokens: [1, 2, 3] }]);
     const other = transformer.createCache();
-    expect(() => transformer.forward([{ cache: other, tokens: [1], position: 0 }, { cache, tokens: [config.vocabSize] }])).toThrow(/token id 576 is outside the model's vocabulary \(576\)/);
+    expect(() =>
+      transformer.forward([
+        { cache: other, tokens: [1], position: 0 },
+        { cache, tokens: [config.vocabSize] },
+      ]),
+    ).toThrow(/token id 576 is outside the model's vocabulary \(576\)/);
     expect(() => transformer.forward([{ cache, tokens: [-1] }])).toThrow(RangeError);
     expect(() => transformer.forward([{ cache, tokens: [1], position: 4 }])).toThrow(/position 4 is not within the cache \(3 positions\)/);
     expect(() => transformer.forward([{ cache, tokens: [] }])).toThrow(/at least one new token/);
-    expect(() => transformer.forward([{ cache, tokens: [1] }, { cache, tokens: [2] }])).toThrow(/share a KV cache/);
+    expect(() =>
+      transformer.forward([
+        { cache, tokens: [1] },
+        { cache, tokens: [2] },
+      ]),
+    ).toThrow(/share a KV cache/);
     expect(() => transformer.forward([])).toThrow(/at least one sequence/);
     expect(cache.length).toBe(3);
     expect(other.length).toBe(0);

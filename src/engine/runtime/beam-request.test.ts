@@ -40,7 +40,11 @@ let preemptions = 0;
 
 describe("beam search in the engine", () => {
   it("returns the same beams as a search over full forward passes, best first", async () => {
-    for (const [width, maxTokens, lengthPenalty] of [[1, 6, 1], [3, 7, 1], [4, 5, 0.5]] as const) {
+    for (const [width, maxTokens, lengthPenalty] of [
+      [1, 6, 1],
+      [3, 7, 1],
+      [4, 5, 0.5],
+    ] as const) {
       const expected = reference(width, maxTokens, lengthPenalty);
       const events = await run({ n: width, maxTokens, lengthPenalty }, { maxTokensPerStep: 5, maxRunningSequences: 5 });
       expect(startedOf(events)!.promptTokenIds).toEqual(prompt);

@@ -44,9 +44,7 @@ describe("LocalEngine", () => {
     expect(alone.at(-1)).toEqual({ type: "finished", index: 0, finishReason: "length", stopReason: null });
     expect(choiceText(alone)).toBe(model.tokenizer.decode(expected));
 
-    const concurrent = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => collect(engine.generate(request(`c${i}`, { temperature: 0, maxTokens: 10, ignoreEos: true }, { cacheSalt: `salt-${i}` })))),
-    );
+    const concurrent = await Promise.all(Array.from({ length: 6 }, (_, i) => collect(engine.generate(request(`c${i}`, { temperature: 0, maxTokens: 10, ignoreEos: true }, { cacheSalt: `salt-${i}` })))));
     for (const events of concurrent) expect(choiceIds(events)).toEqual(expected);
   });
 
@@ -91,9 +89,7 @@ describe("LocalEngine", () => {
 
   it("keeps constrained output inside its grammar (xgrammar in the engine thread)", async () => {
     const schema = { type: "object", properties: { answer: { enum: ["yes", "no"] } }, required: ["answer"] };
-    const events = await collect(
-      engine.generate(request("json", { temperature: 1, seed: 3, n: 2, maxTokens: 40 }, { constraint: { kind: "json_schema", schema, options: { disableAnyWhitespace: true } } })),
-    );
+    const events = await collect(engine.generate(request("json", { temperature: 1, seed: 3, n: 2, maxTokens: 40 }, { constraint: { kind: "json_schema", schema, options: { disableAnyWhitespace: true } } })));
     for (const index of [0, 1]) {
       expect(["yes", "no"]).toContain(JSON.parse(choiceText(events, index)).answer);
       expect(finishOf(events, index)).toMatchObject({ finishReason: "stop" });

@@ -41,7 +41,13 @@ describe("admission order", () => {
     const core = await makeCore({ maxRunningSequences: 1, priorityScheduling });
     core.submit(request("running", prompt(5), greedy(3), { priority: 9 }));
     await core.step(); // admitted: the only slot is taken
-    const priorities: [string, number][] = [["p5", 5], ["p1", 1], ["p3", 3], ["p1-later", 1], ["p-2", -2]];
+    const priorities: [string, number][] = [
+      ["p5", 5],
+      ["p1", 1],
+      ["p3", 3],
+      ["p1-later", 1],
+      ["p-2", -2],
+    ];
     for (const [id, priority] of priorities) core.submit(request(id, prompt(4), greedy(2), { priority }));
     return startOrder(core);
   }

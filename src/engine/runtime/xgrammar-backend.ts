@@ -24,7 +24,11 @@ export const xgrammarBackend: ConstraintBackendFactory = (model: LoadedModel): C
   return {
     check: (constraint) => asEngineErrors(async () => (await ready()).check(constraint)),
     createMatcher: (constraint: StructuredConstraint) => asEngineErrors(async () => new XgrammarMatcher(await (await ready()).createMatcher(constraint))),
-    dispose: () => void outputs?.then((loaded) => loaded.dispose(), () => undefined),
+    dispose: () =>
+      void outputs?.then(
+        (loaded) => loaded.dispose(),
+        () => undefined,
+      ),
   };
 };
 

@@ -39,7 +39,10 @@ describe("BeamSearch", () => {
     expect(first.every((b) => b.parentId === 0)).toBe(true);
     const second = beams.step(first.map(logitsFor));
     // From [1]: EOS (.3) finishes; [1,1] .1, [1,2] .05, [1,3] .05. From [2]: [2,3] .24, [2,2] .03 …
-    expect(second.map((b) => b.tokenIds)).toEqual([[2, 3], [1, 1]]);
+    expect(second.map((b) => b.tokenIds)).toEqual([
+      [2, 3],
+      [1, 1],
+    ]);
     expect(second.map((b) => b.parentId)).toEqual([first[1]!.id, first[0]!.id]);
     expect(second[0]!.cumulativeLogprob).toBeCloseTo(Math.log(0.24), 6);
   });
@@ -81,7 +84,10 @@ describe("BeamSearch", () => {
     const results = beams.results();
     // [1,EOS] (.3) is now an ordinary candidate, but its L still drops the final EOS:
     // ln .3 / 4 = -0.301 against [2,3]: ln .24 / 5 = -0.285.
-    expect(results.map((r) => r.tokenIds)).toEqual([[2, 3], [1, EOS]]);
+    expect(results.map((r) => r.tokenIds)).toEqual([
+      [2, 3],
+      [1, EOS],
+    ]);
     expect(results[1]!.finish).toEqual({ finishReason: "length", stopReason: null });
     expect(results[1]!.textTokenIds).toEqual([1, EOS]);
   });

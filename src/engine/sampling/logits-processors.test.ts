@@ -33,7 +33,15 @@ describe("banTokens and applyLogitBias", () => {
   it("bans ids and adds biases, ignoring ids outside the logits", () => {
     const logits = f32([0, 1, 2]);
     banTokens(logits, 3, [2, 7]);
-    applyLogitBias(logits, 3, new Map([[0, 100], [1, -0.5], [9, 3]]));
+    applyLogitBias(
+      logits,
+      3,
+      new Map([
+        [0, 100],
+        [1, -0.5],
+        [9, 3],
+      ]),
+    );
     expect([...logits]).toEqual([100, 0.5, -Infinity]);
   });
 });

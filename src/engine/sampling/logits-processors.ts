@@ -57,14 +57,7 @@ export interface PenaltyState {
  * (−f·count) and presence (−p) on generated tokens only — vLLM's formulas and order. Work is
  * proportional to the distinct tokens seen, never to the vocabulary.
  */
-export function applyPenalties(
-  logits: Float32Array,
-  length: number,
-  state: PenaltyState,
-  repetition: number,
-  frequency: number,
-  presence: number,
-): void {
+export function applyPenalties(logits: Float32Array, length: number, state: PenaltyState, repetition: number, frequency: number, presence: number): void {
   if (repetition !== 1) {
     for (const id of state.seenTokens) {
       if (id >= length) continue;

@@ -14,7 +14,10 @@ describe("computePromptLogprobs", () => {
     expect(first.actual.tokenId).toBe(1);
     expect(first.actual.logprob).toBeCloseTo(Math.log(0.3), 6);
     expect(first.actual.rank).toBe(2);
-    expect(first.top.map((t) => [t.tokenId, t.rank])).toEqual([[0, 1], [1, 2]]);
+    expect(first.top.map((t) => [t.tokenId, t.rank])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     expect(first.top[0]!.logprob).toBeCloseTo(Math.log(0.5), 6);
     const second = result[2]!;
     expect(second.actual).toMatchObject({ tokenId: 2, rank: 1 });

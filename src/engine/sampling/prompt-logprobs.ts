@@ -9,11 +9,7 @@ import { topKIndices } from "./select.js";
  * j = 0 … P − 2. `topN` alternatives are added (0: only the actual token; -1: whole vocabulary).
  * Logprobs are raw (no sampling transform, no grammar mask), clamped to ≥ -9999.
  */
-export function computePromptLogprobs(
-  promptTokenIds: readonly number[],
-  rowAt: (position: number) => Float32Array,
-  topN: number,
-): (PromptPositionLogprobs | null)[] {
+export function computePromptLogprobs(promptTokenIds: readonly number[], rowAt: (position: number) => Float32Array, topN: number): (PromptPositionLogprobs | null)[] {
   const result: (PromptPositionLogprobs | null)[] = promptTokenIds.length > 0 ? [null] : [];
   for (let j = 1; j < promptTokenIds.length; j++) result.push(promptPositionLogprobs(rowAt(j - 1), promptTokenIds[j]!, topN));
   return result;

@@ -64,7 +64,11 @@ describe("Sampler: logprobs", () => {
     expect(token.tokenId).toBe(1);
     const lse = Math.log(Math.E + 1);
     expect(token.logprob).toBeCloseTo(1 - lse, 6);
-    expect(token.top!.map((t) => [t.tokenId, t.logprob === -9999])).toEqual([[1, false], [2, false], [0, true]]);
+    expect(token.top!.map((t) => [t.tokenId, t.logprob === -9999])).toEqual([
+      [1, false],
+      [2, false],
+      [0, true],
+    ]);
   });
 
   it("skips the logprob (NaN) when the request asked for none", () => {
@@ -82,8 +86,7 @@ describe("Sampler: logprobs", () => {
 
 describe("Sampler: logits processors (greedy)", () => {
   const sampler = new Sampler(Rng.fromSeed(2));
-  const greedy = (params: Partial<SamplingParams>, logits: number[], options?: Partial<SequenceOptions>) =>
-    sampler.sample(sequence({ temperature: 0, ...params }, options), Float32Array.from(logits)).tokenId;
+  const greedy = (params: Partial<SamplingParams>, logits: number[], options?: Partial<SequenceOptions>) => sampler.sample(sequence({ temperature: 0, ...params }, options), Float32Array.from(logits)).tokenId;
 
   it("picks the argmax, the lower id on ties", () => {
     expect(greedy({}, [0, 3, 3, 1])).toBe(1);
@@ -135,7 +138,10 @@ describe("Sampler: logits processors (greedy)", () => {
   });
 
   it("a bias cannot bring back a token that an earlier step removed", () => {
-    const huge = new Map([[0, 100], [3, 100]]);
+    const huge = new Map([
+      [0, 100],
+      [3, 100],
+    ]);
     expect(greedy({ minTokens: 1, logitBias: huge, allowedTokenIds: [0, 1, 2] }, [5, 1, 2, 9])).toBe(2);
   });
 

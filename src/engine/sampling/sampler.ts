@@ -47,10 +47,7 @@ export class Sampler {
 
     this.processLogits(sequence, work, length);
     const { params } = sequence;
-    let tokenId =
-      params.temperature < GREEDY_TEMPERATURE
-        ? argmax(work, length)
-        : drawToken(work, length, params, sequence.rng ?? this.sharedRng, this.drawBuffers(length));
+    let tokenId = params.temperature < GREEDY_TEMPERATURE ? argmax(work, length) : drawToken(work, length, params, sequence.rng ?? this.sharedRng, this.drawBuffers(length));
     if (tokenId < 0) tokenId = fallbackToken(logits, mask);
 
     const logprob = requested === null ? Number.NaN : clampLogprob(logits[tokenId]! - logNormalizer);

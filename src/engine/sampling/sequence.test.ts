@@ -42,8 +42,7 @@ describe("SequenceState", () => {
   });
 
   it("gives seeded choices their own RNG (seed + index) and unseeded ones none", () => {
-    const seeded = (choiceIndex: number, seed: number) =>
-      new SequenceState({ params: defaultSamplingParams({ seed }), promptTokenIds: [1], eosTokenId: 0, choiceIndex }).rng!.nextUint32();
+    const seeded = (choiceIndex: number, seed: number) => new SequenceState({ params: defaultSamplingParams({ seed }), promptTokenIds: [1], eosTokenId: 0, choiceIndex }).rng!.nextUint32();
     expect(seeded(1, 10)).toBe(seeded(0, 11));
     expect(seeded(0, 10)).not.toBe(seeded(1, 10));
     expect(new SequenceState({ params: defaultSamplingParams(), promptTokenIds: [1], eosTokenId: 0 }).rng).toBeNull();

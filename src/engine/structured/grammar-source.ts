@@ -10,9 +10,7 @@ import type { XgrammarApi } from "./xgrammar.js";
 /** What xgrammar is given for a constraint: one of the three inputs it compiles. */
 export type GrammarSource =
   /** `substitutions`: placeholders in the converted schema's EBNF, and what replaces them. */
-  | { type: "json_schema"; schema: string; anyWhitespace: boolean; substitutions: Record<string, string> }
-  | { type: "ebnf"; grammar: string }
-  | { type: "structural_tag"; tag: string };
+  { type: "json_schema"; schema: string; anyWhitespace: boolean; substitutions: Record<string, string> } | { type: "ebnf"; grammar: string } | { type: "structural_tag"; tag: string };
 
 export interface PreparedConstraint {
   source: GrammarSource;

@@ -120,7 +120,10 @@ describe("schemas as enforced (through xgrammar, byte by byte)", () => {
   it("exclusive bounds, in both drafts' spelling", async () => {
     const draft2020 = { type: "integer", exclusiveMinimum: 2, exclusiveMaximum: 5.5 };
     const draft4 = { type: "integer", minimum: 2, exclusiveMinimum: true, maximum: 5, exclusiveMaximum: true };
-    for (const [schema, allowed] of [[draft2020, ["3", "4", "5"]], [draft4, ["3", "4"]]] as const) {
+    for (const [schema, allowed] of [
+      [draft2020, ["3", "4", "5"]],
+      [draft4, ["3", "4"]],
+    ] as const) {
       for (const n of ["1", "2", "3", "4", "5", "6"]) expect(await accepts(schema, n)).toBe(allowed.includes(n as never));
     }
   });

@@ -36,7 +36,14 @@ export function lexLark(text: string): LarkToken[] {
       while (i < text.length && text[i] !== "\n") i++;
     } else if (char === "%" && atStatementStart()) {
       const end = lineEnd(text, i);
-      tokens.push({ kind: "directive", text: text.slice(i, end).replace(/(#|\/\/).*$/, "").trim(), line });
+      tokens.push({
+        kind: "directive",
+        text: text
+          .slice(i, end)
+          .replace(/(#|\/\/).*$/, "")
+          .trim(),
+        line,
+      });
       i = end;
     } else if (char === '"' || char === "'") {
       const { value, end } = readString(text, i, line);

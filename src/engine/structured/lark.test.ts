@@ -28,7 +28,7 @@ describe("looksLikeLark", () => {
 describe("larkToEbnf", () => {
   it("converts rules, continuation lines, quotes and aliases, rooted at start", () => {
     const lark = ["?start: greeting", "greeting: 'hello' name -> hi", '    | "bye" name', "name: NAME", 'NAME: "bob"i // a comment'].join("\n");
-    expect(larkToEbnf(lark)).toBe(['root ::= start', 'start ::= greeting', 'greeting ::= "hello" name | "bye" name', "name ::= NAME", 'NAME ::= [bB] [oO] [bB]'].join("\n"));
+    expect(larkToEbnf(lark)).toBe(["root ::= start", "start ::= greeting", 'greeting ::= "hello" name | "bye" name', "name ::= NAME", "NAME ::= [bB] [oO] [bB]"].join("\n"));
   });
 
   it("keeps the language: optional, repetition counts, ranges, groups, escapes", async () => {

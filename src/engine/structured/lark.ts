@@ -161,7 +161,7 @@ class LarkParser {
       this.position++;
       const to = this.next();
       if (to?.kind !== "string" || [...token.value].length !== 1 || [...to.value].length !== 1) {
-        throw this.error(token, "a range must join two one-character strings, like \"a\"..\"z\"");
+        throw this.error(token, 'a range must join two one-character strings, like "a".."z"');
       }
       return { type: "range", from: token.value, to: to.value };
     }

@@ -55,15 +55,12 @@ describe("jsonStringRegex", () => {
   const VALUES = ['say "hi"', "back\\slash", "tab\there", "line\nbreak", "é", "😀", "\u0001", "plain", "a@b", "12345", "中文"];
   const body = (value: string) => JSON.stringify(value).slice(1, -1);
 
-  it.each(["^[^\\n]*$", "^[^@]*$", '^say "[a-z]+"$', "^[\\s\\S]{0,5}$", "^\\d+$", "^[a-z\\\\]+$", "^[\\t a-z]+$"])(
-    "%s: matches exactly the JSON spellings of the values the pattern matches",
-    async (pattern) => {
-      const meaning = new RegExp(pattern, "u");
-      const rewritten = jsonStringRegex(pattern);
-      const matched = await accepted(rewritten, VALUES.map(body));
-      expect(matched).toEqual(VALUES.filter((value) => meaning.test(value)).map(body));
-    },
-  );
+  it.each(["^[^\\n]*$", "^[^@]*$", '^say "[a-z]+"$', "^[\\s\\S]{0,5}$", "^\\d+$", "^[a-z\\\\]+$", "^[\\t a-z]+$"])("%s: matches exactly the JSON spellings of the values the pattern matches", async (pattern) => {
+    const meaning = new RegExp(pattern, "u");
+    const rewritten = jsonStringRegex(pattern);
+    const matched = await accepted(rewritten, VALUES.map(body));
+    expect(matched).toEqual(VALUES.filter((value) => meaning.test(value)).map(body));
+  });
 
   it("accepts both short and \\u escapes of a control character, and never a raw one", async () => {
     const rewritten = jsonStringRegex("^a\\nb$");

@@ -7,7 +7,37 @@ import { StructuredOutputError } from "./errors.js";
 import { StructuredOutputs } from "./structured-outputs.js";
 import type { StructuredConstraint } from "./types.js";
 
-const PIECES = ['{"', '"}', '": ', '":', '", "', ', "', "true", "false", "null", "[]", "{}", "name", "age", "tags", " the", "ing", "12", "00", "positive", "negative", "neg", "é", "€", "<answer>", "</answer>", "<tool_call>", "get_weather", "city", "Paris"];
+const PIECES = [
+  '{"',
+  '"}',
+  '": ',
+  '":',
+  '", "',
+  ', "',
+  "true",
+  "false",
+  "null",
+  "[]",
+  "{}",
+  "name",
+  "age",
+  "tags",
+  " the",
+  "ing",
+  "12",
+  "00",
+  "positive",
+  "negative",
+  "neg",
+  "é",
+  "€",
+  "<answer>",
+  "</answer>",
+  "<tool_call>",
+  "get_weather",
+  "city",
+  "Paris",
+];
 const tokenizer = new ByteTokenizer(PIECES);
 const EOS = tokenizer.eosTokenId;
 const IM_END = tokenizer.tokenId("<|im_end|>")!;
@@ -112,7 +142,7 @@ describe("constrained random walks: every finished output satisfies its constrai
   });
 
   it("EBNF grammar (arithmetic expressions, checked by a recursive-descent parser)", async () => {
-    const grammar = ['root ::= expr', 'expr ::= term (("+" | "-") term)*', 'term ::= factor (("*" | "/") factor)*', 'factor ::= [0-9]+ | "(" expr ")"'].join("\n");
+    const grammar = ["root ::= expr", 'expr ::= term (("+" | "-") term)*', 'term ::= factor (("*" | "/") factor)*', 'factor ::= [0-9]+ | "(" expr ")"'].join("\n");
     const finished = await walks({ kind: "grammar", grammar }, closers(")"));
     for (const { text } of finished) expect(isArithmetic(text), text).toBe(true);
   });

@@ -96,7 +96,11 @@ export class StructuredOutputs {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const entry of this.cache.values()) void entry.then((compiled) => compiled.dispose(), () => undefined);
+    for (const entry of this.cache.values())
+      void entry.then(
+        (compiled) => compiled.dispose(),
+        () => undefined,
+      );
     this.cache.clear();
     this.compiler.dispose();
     this.tokenizerInfo.dispose();
@@ -133,7 +137,10 @@ export class StructuredOutputs {
       const [oldestKey, oldest] = this.cache.entries().next().value!;
       this.cache.delete(oldestKey);
       // Matchers hold their own reference, so freeing the cache's copy is safe.
-      void oldest.then((compiled) => compiled.dispose(), () => undefined);
+      void oldest.then(
+        (compiled) => compiled.dispose(),
+        () => undefined,
+      );
     }
   }
 }

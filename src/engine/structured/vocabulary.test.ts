@@ -3,7 +3,7 @@ import { ByteTokenizer } from "../../testing/byte-tokenizer.js";
 import { buildVocabulary } from "./vocabulary.js";
 
 describe("buildVocabulary", () => {
-  const tokenizer = new ByteTokenizer([" the", "é", "{\""]);
+  const tokenizer = new ByteTokenizer([" the", "é", '{"']);
   const eos = tokenizer.eosTokenId;
   const imEnd = tokenizer.tokenId("<|im_end|>")!;
 

@@ -38,7 +38,7 @@ describe("XgrammarRuntime", () => {
     const results = await Promise.allSettled([
       runtime.call((api) => api.Grammar.fromEBNF("root ::= undefined_rule")),
       runtime.call((api) => api.Grammar.fromEBNF('root ::= "fine"')),
-      runtime.call((api) => api.Grammar.fromEBNF("other ::= \"x\"")),
+      runtime.call((api) => api.Grammar.fromEBNF('other ::= "x"')),
     ]);
     expect(results[0]).toMatchObject({ status: "rejected", reason: { reason: expect.stringContaining('Rule "undefined_rule" is not defined') } });
     expect(results[1]!.status).toBe("fulfilled");
@@ -59,9 +59,7 @@ describe("XgrammarRuntime", () => {
 
 describe("fatalReason", () => {
   it("keeps the message of a FATAL line without the source location or check expression", () => {
-    expect(fatalReason("[FATAL] /home/x/xgrammar/cpp/regex_converter.cc:75: Regex parsing error at position 5: The parenthesis is not closed.")).toBe(
-      "Regex parsing error at position 5: The parenthesis is not closed.",
-    );
+    expect(fatalReason("[FATAL] /home/x/xgrammar/cpp/regex_converter.cc:75: Regex parsing error at position 5: The parenthesis is not closed.")).toBe("Regex parsing error at position 5: The parenthesis is not closed.");
     expect(fatalReason('[FATAL] /a b/json_schema_converter.cc:885: Check failed: (schema_obj.at("type").is<std::string>()) is false: Type should be a string')).toBe("Type should be a string");
     expect(fatalReason("[WARNING] /x/grammar_matcher.cc:499: token out of range")).toBeUndefined();
     expect(fatalReason("Aborted()")).toBeUndefined();

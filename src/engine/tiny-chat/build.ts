@@ -87,7 +87,17 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels }), heldOutExamples(seed, options.evalExamplesPerTask)));
     log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
     const parameterCount = trained.parameters.reduce((sum, { values }) => sum + values.length, 0);
-    return { seed, parameters: parameterCount, trainExamples: examples.length, trainTokens: trained.tokens, trainSeconds: trained.seconds, trainCpuSeconds: trained.cpuSeconds, finalLoss: trained.finalLoss, heldOut, untrainedBaseline };
+    return {
+      seed,
+      parameters: parameterCount,
+      trainExamples: examples.length,
+      trainTokens: trained.tokens,
+      trainSeconds: trained.seconds,
+      trainCpuSeconds: trained.cpuSeconds,
+      finalLoss: trained.finalLoss,
+      heldOut,
+      untrainedBaseline,
+    };
   } finally {
     fs.rmSync(initialDir, { recursive: true, force: true });
   }
@@ -125,7 +135,9 @@ async function trainWeights(dir: string, kernels: Kernels, rows: TrainingRow[], 
       const cpu = process.cpuUsage(cpuStarted);
       const cpuSeconds = (cpu.user + cpu.system) / 1e6;
       const remaining = (seconds / (step.step + 1)) * (schedule.steps - step.step - 1);
-      log(`step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)  about ${Math.ceil(remaining / 60)} min left`);
+      log(
+        `step ${step.step + 1}/${schedule.steps}  loss ${step.loss.toFixed(4)}  lr ${step.learningRate.toExponential(2)}  grad norm ${step.gradNorm.toFixed(3)}  ${(tokens / seconds).toFixed(0)} tokens/s (${(tokens / cpuSeconds).toFixed(0)} per CPU-second)  about ${Math.ceil(remaining / 60)} min left`,
+      );
     }
   });
   const cpu = process.cpuUsage(cpuStarted);

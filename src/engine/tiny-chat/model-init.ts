@@ -77,7 +77,11 @@ export function initialTensors(shape: TinyChatShape, vocabSize: number, seed: nu
   for (let layer = 0; layer < numLayers; layer++) {
     const prefix = `model.layers.${layer}`;
     push(`${prefix}.input_layernorm.weight`, [hidden], new Float32Array(hidden).fill(1));
-    for (const [name, rows] of [["q_proj", numHeads * headDim], ["k_proj", numKvHeads * headDim], ["v_proj", numKvHeads * headDim]] as const) {
+    for (const [name, rows] of [
+      ["q_proj", numHeads * headDim],
+      ["k_proj", numKvHeads * headDim],
+      ["v_proj", numKvHeads * headDim],
+    ] as const) {
       uniform(`${prefix}.self_attn.${name}.weight`, [rows, hidden], std);
       push(`${prefix}.self_attn.${name}.bias`, [rows], new Float32Array(rows));
     }

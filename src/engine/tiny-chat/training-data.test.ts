@@ -44,7 +44,10 @@ describe("tokenizeExamples and packStep", () => {
       const hasSystem = examples[i]!.messages[0]!.role === "system" || examples[i]!.tools !== undefined;
       expect(row.prefixLength > 0).toBe(hasSystem);
       if (hasSystem) expect(row.tokens[row.prefixLength]).toBe(start);
-      const trained = Array.from(row.labels.filter((label) => label !== IGNORE), (id) => files.tokenizer.decode([id], { skipSpecialTokens: false })).join("");
+      const trained = Array.from(
+        row.labels.filter((label) => label !== IGNORE),
+        (id) => files.tokenizer.decode([id], { skipSpecialTokens: false }),
+      ).join("");
       const last = examples[i]!.messages[examples[i]!.messages.length - 1]!;
       if (typeof last.content === "string" && last.content) expect(trained).toContain(last.content);
       expect(trained).not.toContain("<|im_start|>user");

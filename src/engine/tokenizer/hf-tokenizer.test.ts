@@ -108,12 +108,7 @@ describe("HfTokenizer on a byte-level BPE tokenizer.json", () => {
     expectCheckpointError(() => new HfTokenizer({ ...json, decoder: null }, config, file), file, "decoder", /is missing/);
     expectCheckpointError(() => new HfTokenizer({ ...json, model: { ...json.model, type: "Unigram" } }, config, file), file, "model.type", /"Unigram" is not supported/);
     expectCheckpointError(() => new HfTokenizer({ ...json, pre_tokenizer: { type: "Nonsense" } }, config, file), file, undefined, /cannot be loaded: .*Nonsense/);
-    expectCheckpointError(
-      () => new HfTokenizer(json, parseTokenizerConfig({ ...config.raw, bos_token: "<s>" }), file),
-      path.join(scratch, "tokenizer_config.json"),
-      "bos_token",
-      /names "<s>", which is not in tokenizer.json/,
-    );
+    expectCheckpointError(() => new HfTokenizer(json, parseTokenizerConfig({ ...config.raw, bos_token: "<s>" }), file), path.join(scratch, "tokenizer_config.json"), "bos_token", /names "<s>", which is not in tokenizer.json/);
   });
 });
 
@@ -124,7 +119,13 @@ describe("HfTokenizer on a SentencePiece-style BPE tokenizer.json", () => {
       { id: 0, content: "<unk>", special: true, normalized: false, lstrip: false, rstrip: false, single_word: false },
       { id: 1, content: "<s>", special: true, normalized: false, lstrip: false, rstrip: false, single_word: false },
     ],
-    normalizer: { type: "Sequence", normalizers: [{ type: "Prepend", prepend: "▁" }, { type: "Replace", pattern: { String: " " }, content: "▁" }] },
+    normalizer: {
+      type: "Sequence",
+      normalizers: [
+        { type: "Prepend", prepend: "▁" },
+        { type: "Replace", pattern: { String: " " }, content: "▁" },
+      ],
+    },
     pre_tokenizer: null,
     post_processor: null,
     decoder: {

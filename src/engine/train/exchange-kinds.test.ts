@@ -8,7 +8,9 @@ describe("exchanges of the other APIs", () => {
   it("reads a completions exchange as exact prompt and sampled ids, with the sampled logprobs", () => {
     const exchange = {
       request: { model: "m", prompt: "Hi", return_token_ids: true },
-      response: { choices: [{ index: 0, text: "ab", token_ids: [7, 8], prompt_token_ids: [1, 2, 3], logprobs: { tokens: ["a", "b"], token_logprobs: [-0.5, -1.5], top_logprobs: [], text_offset: [0, 1] }, finish_reason: "length" }] },
+      response: {
+        choices: [{ index: 0, text: "ab", token_ids: [7, 8], prompt_token_ids: [1, 2, 3], logprobs: { tokens: ["a", "b"], token_logprobs: [-0.5, -1.5], top_logprobs: [], text_offset: [0, 1] }, finish_reason: "length" }],
+      },
     };
     const [history] = historiesOf({ messages_and_choices: [], exchanges: { completions: [exchange] } }, ["t"]);
     expect(history!.history.exchange).toEqual({ prompt_token_ids: [1, 2, 3] });
@@ -65,7 +67,13 @@ describe("exchanges of the other APIs", () => {
           messages: [
             { role: "user", content: "Time?" },
             { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "get_time", input: { zone: "UTC" } }] },
-            { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "12:00" }, { type: "text", text: "So?" }] },
+            {
+              role: "user",
+              content: [
+                { type: "tool_result", tool_use_id: "t1", content: "12:00" },
+                { type: "text", text: "So?" },
+              ],
+            },
           ],
           tools: [{ name: "get_time", input_schema: { type: "object" } }],
         },

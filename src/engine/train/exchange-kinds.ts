@@ -82,10 +82,11 @@ export function responsesExchange(exchange: unknown, loc: Loc): ChatCompletionsE
     else if (typeof item.role === "string") messages.push({ role: item.role === "developer" ? "system" : item.role, content: textOf(item.content) });
   }
   const output = Array.isArray(response.output) ? response.output.filter(isObject) : [];
-  const text = output.filter((item) => item.type === "message").map((item) => textOf(item.content)).join("");
-  const calls = output
-    .filter((item) => item.type === "function_call")
-    .map((item) => ({ id: String(item.call_id ?? ""), type: "function", function: { name: String(item.name ?? ""), arguments: String(item.arguments ?? "") } }));
+  const text = output
+    .filter((item) => item.type === "message")
+    .map((item) => textOf(item.content))
+    .join("");
+  const calls = output.filter((item) => item.type === "function_call").map((item) => ({ id: String(item.call_id ?? ""), type: "function", function: { name: String(item.name ?? ""), arguments: String(item.arguments ?? "") } }));
   const message: ChoiceJson["message"] = { role: "assistant", content: text, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
   const tools: ChatTool[] = (Array.isArray(request.tools) ? request.tools : [])
     .filter((tool): tool is Json => isObject(tool) && tool.type === "function")
@@ -136,9 +137,10 @@ export function messagesExchange(exchange: unknown, loc: Loc): ChatCompletionsEx
 }
 
 function assistantTurn(blocks: Json[]): ChatMessage {
-  const text = blocks.filter((block) => block.type === "text").map((block) => String(block.text ?? "")).join("");
-  const calls = blocks
-    .filter((block) => block.type === "tool_use")
-    .map((block) => ({ id: String(block.id ?? ""), type: "function", function: { name: String(block.name ?? ""), arguments: JSON.stringify(block.input ?? {}) } }));
+  const text = blocks
+    .filter((block) => block.type === "text")
+    .map((block) => String(block.text ?? ""))
+    .join("");
+  const calls = blocks.filter((block) => block.type === "tool_use").map((block) => ({ id: String(block.id ?? ""), type: "function", function: { name: String(block.name ?? ""), arguments: JSON.stringify(block.input ?? {}) } }));
   return { role: "assistant", content: text, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
 }

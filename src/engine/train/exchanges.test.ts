@@ -87,7 +87,14 @@ describe("chat_completions exchanges", () => {
       exchanges: {
         chat_completions: [
           exchange([{ role: "user", content: "Q" }], sampled("a", first)),
-          exchange([{ role: "user", content: "Q" }, { role: "assistant", content: "a" }, { role: "user", content: "more" }], sampled("bc", second)),
+          exchange(
+            [
+              { role: "user", content: "Q" },
+              { role: "assistant", content: "a" },
+              { role: "user", content: "more" },
+            ],
+            sampled("bc", second),
+          ),
         ],
       },
     };
@@ -107,7 +114,10 @@ describe("chat_completions exchanges", () => {
     expect(() => historiesOf(both, ["g", 0])).toThrow(/^g\.0: a trajectory cannot contain both/);
     const responses: TrajectoryJson = { messages_and_choices: [], exchanges: { responses: [{}] } };
     expect(() => historiesOf(responses, ["t"])).toThrow(/^t\.exchanges\.responses\.0: an exchange needs a request and a response object/);
-    const twoChoices: TrajectoryJson = { messages_and_choices: [], exchanges: { chat_completions: [{ ...exchange([{ role: "user", content: "Q" }], sampled("a", [1])), response: { choices: [sampled("a", [1]), sampled("b", [2])] } }] } };
+    const twoChoices: TrajectoryJson = {
+      messages_and_choices: [],
+      exchanges: { chat_completions: [{ ...exchange([{ role: "user", content: "Q" }], sampled("a", [1])), response: { choices: [sampled("a", [1]), sampled("b", [2])] } }] },
+    };
     expect(() => historiesOf(twoChoices, [])).toThrow(/exchanges\.chat_completions\.0\.response\.choices: .*exactly one choice/);
   });
 

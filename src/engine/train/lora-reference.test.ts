@@ -103,7 +103,10 @@ function compareGradients(trainer: LoraTrainer, testCase: ReferenceCase): { wors
   let where = "";
   modules.forEach((module, i) => {
     const expected = testCase.modules.find((entry) => entry.layer === module.layer && entry.name === module.name)!;
-    for (const [factor, actual, base64] of [["A", gradients[2 * i]!, expected.gradAF32Base64], ["B", gradients[2 * i + 1]!, expected.gradBF32Base64]] as const) {
+    for (const [factor, actual, base64] of [
+      ["A", gradients[2 * i]!, expected.gradAF32Base64],
+      ["B", gradients[2 * i + 1]!, expected.gradBF32Base64],
+    ] as const) {
       const wanted = floats(base64);
       expect(actual.length).toBe(wanted.length);
       let scale = 0;

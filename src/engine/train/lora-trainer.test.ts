@@ -117,9 +117,24 @@ describe("LoraTrainer", () => {
   it("lowers the SFT loss over a few steps and reports the batch's token-mean cross-entropy", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 4 }));
     const lines = [
-      { messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] },
-      { messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
-      { messages: [{ role: "user", content: "red?" }, { role: "assistant", content: "blue" }] },
+      {
+        messages: [
+          { role: "user", content: "ping" },
+          { role: "assistant", content: "pong" },
+        ],
+      },
+      {
+        messages: [
+          { role: "user", content: "hello" },
+          { role: "assistant", content: "hello world" },
+        ],
+      },
+      {
+        messages: [
+          { role: "user", content: "red?" },
+          { role: "assistant", content: "blue" },
+        ],
+      },
     ];
     const config = resolveSftConfig({ learning_rate: 1e-2 }, lines.length);
     const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistant_turns));
@@ -151,7 +166,21 @@ describe("LoraTrainer", () => {
 
   it("saves a PEFT adapter that loads back into inference with the trained logprobs", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 5, baseModelNameOrPath: "tiny-qwen2" }));
-    const rows = [tokenizeSftExample(sftExampleFromJson({ messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b c" }] }, []), deps, "all")];
+    const rows = [
+      tokenizeSftExample(
+        sftExampleFromJson(
+          {
+            messages: [
+              { role: "user", content: "a" },
+              { role: "assistant", content: "b c" },
+            ],
+          },
+          [],
+        ),
+        deps,
+        "all",
+      ),
+    ];
     for (let step = 0; step < 3; step++) trainer.sftStep({ rows, learningRate: 1e-2 });
     const dir = path.join(root, "checkpoint");
     trainer.saveAdapter(dir);
@@ -166,7 +195,21 @@ describe("LoraTrainer", () => {
   });
 
   it("continues from exported optimizer state exactly", () => {
-    const rows = [tokenizeSftExample(sftExampleFromJson({ messages: [{ role: "user", content: "x" }, { role: "assistant", content: "y z" }] }, []), deps, "all")];
+    const rows = [
+      tokenizeSftExample(
+        sftExampleFromJson(
+          {
+            messages: [
+              { role: "user", content: "x" },
+              { role: "assistant", content: "y z" },
+            ],
+          },
+          [],
+        ),
+        deps,
+        "all",
+      ),
+    ];
     const first = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 6 }));
     first.sftStep({ rows, learningRate: 1e-2 });
     const resumedAdapter = createLoraAdapter(model.config, { seed: 6 });
@@ -180,7 +223,20 @@ describe("LoraTrainer", () => {
   it("steps on a row without trained tokens with a zero gradient", () => {
     const trainer = new LoraTrainer(model.transformer, createLoraAdapter(model.config, { seed: 7 }));
     const row = packTokenizedResults(
-      [{ tokenIds: [...prompt, 400], logprobs: [...prompt.map(() => NaN), -1], assistantMask: [...prompt.map(() => 0), 1], inputPos: [...prompt.keys(), prompt.length], advantage: 1, weight: 1, promptId: 1, promptLength: 0, groupIndex: 0, trajectoryIndex: 0 }],
+      [
+        {
+          tokenIds: [...prompt, 400],
+          logprobs: [...prompt.map(() => NaN), -1],
+          assistantMask: [...prompt.map(() => 0), 1],
+          inputPos: [...prompt.keys(), prompt.length],
+          advantage: 1,
+          weight: 1,
+          promptId: 1,
+          promptLength: 0,
+          groupIndex: 0,
+          trajectoryIndex: 0,
+        },
+      ],
       64,
       { padTokenId: 0, random: () => 0.5 },
     ).rows[0]!;

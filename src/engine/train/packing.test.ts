@@ -178,7 +178,12 @@ describe("learning rate per row", () => {
     expect(rewardStdDevLearningRateMultiplier(history)).toBeCloseTo(0.32098765432098797, 12);
     expect(rewardStdDevLearningRateMultiplier([{ step: 1, value: 0.5 }])).toBe(1);
     // A non-positive intercept keeps the prior.
-    expect(rewardStdDevLearningRateMultiplier([{ step: 1, value: 0.1 }, { step: 2, value: 0.3 }])).toBe(1);
+    expect(
+      rewardStdDevLearningRateMultiplier([
+        { step: 1, value: 0.1 },
+        { step: 2, value: 0.3 },
+      ]),
+    ).toBe(1);
   });
 });
 

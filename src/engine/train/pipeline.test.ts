@@ -128,9 +128,24 @@ describe("the trainer math, end to end on a bigram model", () => {
     const optimizer = new AdamW([model.logits.length]);
     optimizer.beginJob("sft");
     const lines = [
-      { messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] },
-      { messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
-      { messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }] },
+      {
+        messages: [
+          { role: "user", content: "ping" },
+          { role: "assistant", content: "pong" },
+        ],
+      },
+      {
+        messages: [
+          { role: "user", content: "hello" },
+          { role: "assistant", content: "hello world" },
+        ],
+      },
+      {
+        messages: [
+          { role: "user", content: "a" },
+          { role: "assistant", content: "b" },
+        ],
+      },
     ];
     const config = resolveSftConfig({ learning_rate: 0.05 }, lines.length);
     const rows = lines.map((line, i) => tokenizeSftExample(sftExampleFromJson(line, ["train.jsonl", i]), deps, config.assistant_turns));

@@ -94,7 +94,7 @@ describe("rlRowLoss gradients against finite differences", () => {
   // A deterministic pseudo-random row: three results, some tokens without old logprobs.
   function randomRow(seed: number) {
     let state = seed;
-    const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const n = 14;
     const row: RlLossInputs = {
       targets: new Int32Array(n),

@@ -60,7 +60,12 @@ export function rlRowLoss(inputs: RlLossInputs, logprobs: Float64Array, options:
  */
 export function rlRowLossAt(inputs: RlLossInputs, logprobs: Float64Array, detached: Float64Array, options: RlLossOptions, extras: RlLossExtras = {}): RlRowLoss {
   const n = inputs.mask.length;
-  for (const [name, array] of [["logprobs", logprobs], ["detached", detached], ["entropies", extras.entropies], ["refLogprobs", extras.refLogprobs]] as const) {
+  for (const [name, array] of [
+    ["logprobs", logprobs],
+    ["detached", detached],
+    ["entropies", extras.entropies],
+    ["refLogprobs", extras.refLogprobs],
+  ] as const) {
     if (array && array.length !== n) throw new RangeError(`${name} has ${array.length} entries, the row has ${n}`);
   }
   const klOn = options.klPenaltyCoef > 0;

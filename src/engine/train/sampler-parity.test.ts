@@ -71,7 +71,10 @@ describe.each(cases)("sampler/trainer logprob parity on %s, %s kernels", (archit
 
     // The RL path: the adapter's completions packed into one row after their shared prompt.
     const sampled = requests.filter((request) => request.adapter).map((request) => choiceTokens(batch.get(request.id)!.events));
-    const row = packedTestRow(prompt, sampled.map((tokens) => ({ tokens: tokens.map((token) => token.tokenId), logprobs: tokens.map((token) => token.logprob), advantage: 1 })));
+    const row = packedTestRow(
+      prompt,
+      sampled.map((tokens) => ({ tokens: tokens.map((token) => token.tokenId), logprobs: tokens.map((token) => token.logprob), advantage: 1 })),
+    );
     const inputs = rlLossInputs(row);
     const recomputed = trainer.logprobs(row);
     let compared = 0;

@@ -11,7 +11,10 @@ const SftLearningRate = z.number().positive().max(TRAINING_RANGES.learningRate.m
  * read, so `resolveSftConfig` takes the row count.
  */
 export const SftConfigSchema = z.object({
-  batch_size: z.union([z.int().min(1), z.literal("auto")]).nullish().describe('Rows per optimizer step; "auto" (default) is 2'),
+  batch_size: z
+    .union([z.int().min(1), z.literal("auto")])
+    .nullish()
+    .describe('Rows per optimizer step; "auto" (default) is 2'),
   learning_rate: z
     .union([SftLearningRate, z.array(SftLearningRate).min(1)])
     .nullish()

@@ -67,7 +67,16 @@ describe("SFT labels", () => {
 
 describe("sftExampleFromJson", () => {
   it("accepts a train.jsonl line, wrapping bare tools and replacing null content", () => {
-    const example = sftExampleFromJson({ messages: [{ role: "user", content: null }, { role: "assistant", content: "a" }], tools: [{ name: "f" }] }, ["x", 1]);
+    const example = sftExampleFromJson(
+      {
+        messages: [
+          { role: "user", content: null },
+          { role: "assistant", content: "a" },
+        ],
+        tools: [{ name: "f" }],
+      },
+      ["x", 1],
+    );
     expect(example.messages[0]!.content).toBe("");
     expect(example.tools).toEqual([{ type: "function", function: { name: "f" } }]);
   });

@@ -5,7 +5,22 @@ import { turnTokenLogprobs } from "./token-logprobs.js";
 
 function result(groupIndex: number, trajectoryIndex: number, tokenIds: number[], turn: { itemIndex: number; start: number; count: number }, extra: Partial<TokenizedResult> = {}): TokenizedResult {
   const mask = tokenIds.map((_, i) => (i >= turn.start && i < turn.start + turn.count ? 1 : 0));
-  return { tokenIds, logprobs: tokenIds.map(() => -1), assistantMask: mask, inputPos: tokenIds.map((_, i) => i), advantage: 1, weight: 1, promptId: groupIndex + 1, promptLength: 0, groupIndex, trajectoryIndex, historyIndex: 0, fromExchanges: false, turns: [turn], ...extra };
+  return {
+    tokenIds,
+    logprobs: tokenIds.map(() => -1),
+    assistantMask: mask,
+    inputPos: tokenIds.map((_, i) => i),
+    advantage: 1,
+    weight: 1,
+    promptId: groupIndex + 1,
+    promptLength: 0,
+    groupIndex,
+    trajectoryIndex,
+    historyIndex: 0,
+    fromExchanges: false,
+    turns: [turn],
+    ...extra,
+  };
 }
 
 describe("the trainer's logprobs of sampled turns", () => {

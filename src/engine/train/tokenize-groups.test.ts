@@ -106,7 +106,10 @@ describe("tokenizeTrajectoryGroups", () => {
   });
 
   it("treats a missing reward as 0", () => {
-    const { results } = tokenizeTrajectoryGroups([{ trajectories: [{ messages_and_choices: [{ role: "user", content: "Q" }, choice("a")] }, trajectory(2, "b")] }], deps, { scaleRewards: false, allowTrainingWithoutLogprobs: false });
+    const { results } = tokenizeTrajectoryGroups([{ trajectories: [{ messages_and_choices: [{ role: "user", content: "Q" }, choice("a")] }, trajectory(2, "b")] }], deps, {
+      scaleRewards: false,
+      allowTrainingWithoutLogprobs: false,
+    });
     expect(results.map((r) => r.advantage).sort()).toEqual([-1, 1]);
   });
 });

@@ -56,7 +56,13 @@ describe("tokenizeHistory", () => {
   });
 
   it("is null for a history with nothing trainable", () => {
-    const history: HistoryJson = { messages_and_choices: [{ role: "user", content: "Q" }, { role: "assistant", content: "A" }, { ...choice("x", bytesOf("x")), logprobs: null }] };
+    const history: HistoryJson = {
+      messages_and_choices: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: "A" },
+        { ...choice("x", bytesOf("x")), logprobs: null },
+      ],
+    };
     expect(tokenizeHistory(history, deps, false, [])).toBeNull();
   });
 
@@ -84,7 +90,12 @@ describe("tokenizeHistory", () => {
   });
 
   it("trains plain assistant messages re-tokenized, with no logprobs, only when allowed", () => {
-    const history: HistoryJson = { messages_and_choices: [{ role: "user", content: "Q" }, { role: "assistant", content: "hello" }] };
+    const history: HistoryJson = {
+      messages_and_choices: [
+        { role: "user", content: "Q" },
+        { role: "assistant", content: "hello" },
+      ],
+    };
     expect(tokenizeHistory(history, deps, false, [])).toBeNull();
     const result = tokenizeHistory(history, deps, true, [])!;
     expect(result.tokenIds).toEqual(enc("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nhello"));
@@ -123,7 +134,9 @@ describe("tokenizeHistory", () => {
     const result = tokenizeHistory(history, { ...deps, render }, false, [])!;
     expect(seenTools).toEqual([{ type: "function", function: { name: "f", parameters: {} } }]);
     const text = tokenizer.decode(result.tokenIds);
-    expect(text.endsWith('<|im_start|>assistant\nT<|im_end|>\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>assistant\nok')).toBe(true);
+    expect(
+      text.endsWith('<|im_start|>assistant\nT<|im_end|>\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>assistant\nok'),
+    ).toBe(true);
   });
 
   it("decodes tool-call arguments for templates that iterate them", () => {
@@ -142,7 +155,12 @@ describe("tokenizeHistory", () => {
   });
 
   it("fails clearly when the template does not reproduce an assistant turn", () => {
-    const forgetful: RenderChat = (messages, tools, options) => template.render(messages.map((m) => (m.role === "assistant" ? { ...m, content: "" } : m)), tools, options);
+    const forgetful: RenderChat = (messages, tools, options) =>
+      template.render(
+        messages.map((m) => (m.role === "assistant" ? { ...m, content: "" } : m)),
+        tools,
+        options,
+      );
     expect(() => tokenizeHistory({ messages_and_choices: [{ role: "user", content: "Q" }, choice("ok", bytesOf("ok"))] }, { ...deps, render: forgetful }, false, ["g", 0])).toThrow(
       /g\.0\.messages_and_choices\.1: the chat template did not reproduce/,
     );

@@ -1,18 +1,6 @@
 import { chatTemplateConventions, renderIds, type ChatTemplateDeps, type TrainTokenizer } from "./chat-render.js";
 import { TrainingInputError, type Loc } from "./errors.js";
-import {
-  choiceSampledTokens,
-  decodeToolCallArguments,
-  exactChoiceTokenIds,
-  historyItems,
-  isChoice,
-  trainableFlags,
-  normalizeTools,
-  toChatMessage,
-  type ChatMessage,
-  type HistoryItem,
-  type HistoryJson,
-} from "./trajectory.js";
+import { choiceSampledTokens, decodeToolCallArguments, exactChoiceTokenIds, historyItems, isChoice, trainableFlags, normalizeTools, toChatMessage, type ChatMessage, type HistoryItem, type HistoryJson } from "./trajectory.js";
 
 /**
  * Tokenization of one history for RL (`docs/api/training.md#rl-tokenization`): the conversation is rendered with the
@@ -109,9 +97,7 @@ function exactExchangeTokens(history: HistoryJson, final: HistoryItem, finalInde
   if (!sampledIds) return null;
   const entries = final.logprobs?.content ?? [];
   const sampledLogprobs =
-    Array.isArray(entries) && entries.length === sampledIds.length && entries.every((entry) => typeof entry?.logprob === "number")
-      ? entries.map((entry) => entry.logprob)
-      : new Array<number>(sampledIds.length).fill(NaN);
+    Array.isArray(entries) && entries.length === sampledIds.length && entries.every((entry) => typeof entry?.logprob === "number") ? entries.map((entry) => entry.logprob) : new Array<number>(sampledIds.length).fill(NaN);
   return {
     tokenIds: [...promptIds, ...sampledIds],
     logprobs: [...new Array<number>(promptIds.length).fill(NaN), ...sampledLogprobs],

@@ -14,7 +14,11 @@ const freshModel = () => loadModel(tinyModel("qwen2").dir, { kernels: new TsKern
 /** Rows sharing a 5-token prefix, trained on their last tokens. */
 function rowsWithPrefix(): SftRow[] {
   const prefix = [12, 300, 45, 99, 7];
-  return [[560, 201, 18, 64, 500], [33, 70, 81], [560, 9, 2, 250, 251, 252]].map((rest) => {
+  return [
+    [560, 201, 18, 64, 500],
+    [33, 70, 81],
+    [560, 9, 2, 250, 251, 252],
+  ].map((rest) => {
     const tokens = Int32Array.from([...prefix, ...rest]);
     const labels = tokens.map((token, p) => (p >= prefix.length + 1 ? token : IGNORE));
     return { tokens, labels, numTrainableTokens: rest.length - 1 };

@@ -34,7 +34,6 @@ export interface LogprobsOptions {
   adapter?: LoraAdapter | null;
 }
 
-
 /**
  * The most tokens `sftStep` runs in one forward: enough rows at once for the matrix products to
  * keep two threads busy on small models; activation memory stays bounded by the transformer's

@@ -61,7 +61,10 @@ describe.each(testDialects)("fuzzing every route on %s", (dialect) => {
     bobSnapshot = await bobState();
   });
   afterAll(async () => {
-    const byStatus = [...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(" ");
+    const byStatus = [...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([status, count]) => `${status}×${count}`)
+      .join(" ");
     console.log(`fuzz on ${dialect}: ${sent} requests over ${routes.length} routes (${byStatus}), ${findings.length} findings${findings.length > 0 ? `:\n${findings.join("\n")}` : ""}`);
     await t?.close();
   });
@@ -87,49 +90,52 @@ describe.each(testDialects)("fuzzing every route on %s", (dialect) => {
     }),
   );
 
-  it("answers every request below 500, without a stack trace, quickly, and leaves the other tenant's data alone", async () => {
-    expect(routes.length).toBeGreaterThan(50);
-    await fc.assert(
-      fc.asyncProperty(request, async (r) => {
-        const route = routes[r.routeIndex % routes.length]!;
-        const url = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(r.pathValue));
-        let payload: unknown;
-        if ((route.method !== "GET" && route.method !== "DELETE") || r.bodyOnAnyMethod) {
-          if ("whole" in r.body) payload = r.body.whole;
-          else {
-            const paths = pathsOf(route.body ?? {});
-            payload = replaceAt(route.body ?? {}, paths[r.body.mutateAt % paths.length]!, r.body.value);
+  it(
+    "answers every request below 500, without a stack trace, quickly, and leaves the other tenant's data alone",
+    async () => {
+      expect(routes.length).toBeGreaterThan(50);
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          const route = routes[r.routeIndex % routes.length]!;
+          const url = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(r.pathValue));
+          let payload: unknown;
+          if ((route.method !== "GET" && route.method !== "DELETE") || r.bodyOnAnyMethod) {
+            if ("whole" in r.body) payload = r.body.whole;
+            else {
+              const paths = pathsOf(route.body ?? {});
+              payload = replaceAt(route.body ?? {}, paths[r.body.mutateAt % paths.length]!, r.body.value);
+            }
           }
-        }
-        const text = payload === undefined ? undefined : JSON.stringify(payload);
-        // Alice fuzzes; bob's key is used only to read (his data must not change).
-        const headers: Record<string, string> = {};
-        const authorization = authorizationHeader(r.auth, t.keys.alice);
-        if (authorization !== undefined) headers.authorization = authorization;
-        if (r.accept !== undefined) headers.accept = r.accept;
-        if (text !== undefined && r.contentType !== undefined) headers["content-type"] = r.contentType;
-        if (text !== undefined && r.contentLengthDelta !== 0) headers["content-length"] = String(Math.max(0, Buffer.byteLength(text) + r.contentLengthDelta));
-        const target = r.query === "" ? url : `${url}?${r.query}`;
-        const started = performance.now();
-        const res = await t.app.inject({ method: route.method as "GET", url: target, headers, ...(text !== undefined ? { payload: text } : {}) });
-        sent++;
-        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-        const ms = performance.now() - started;
-        // Deliberate 5xx answers: a route this server does not implement (501), no engine to run a model (503).
-        const deliberate = res.statusCode === 501 || (res.statusCode === 503 && /No inference engine/i.test(res.body));
-        const problem =
-          res.statusCode >= 500 && !deliberate ? `status ${res.statusCode}` : /\n\s+at [\w.<]/.test(res.body) ? "stack trace in body" : ms > SLOW_MS ? `took ${ms.toFixed(0)} ms` : undefined;
-        if (problem) {
-          findings.push(`${route.method} ${target.slice(0, 300)} → ${problem}: ${res.body.slice(0, 200)} (headers ${JSON.stringify(headers).slice(0, 300)}, body ${text?.slice(0, 200)})`);
-          return false;
-        }
-        return true;
-      }),
-      { numRuns: RUNS, seed: Number(process.env.FLYWHEEL_FUZZ_SEED ?? 12) },
-    );
-    const health = performance.now();
-    expect((await t.app.inject({ method: "GET", url: "/health" })).statusCode).toBe(200);
-    expect(performance.now() - health).toBeLessThan(100);
-    expect(await bobState()).toBe(bobSnapshot);
-  }, 600_000 + RUNS * 200);
+          const text = payload === undefined ? undefined : JSON.stringify(payload);
+          // Alice fuzzes; bob's key is used only to read (his data must not change).
+          const headers: Record<string, string> = {};
+          const authorization = authorizationHeader(r.auth, t.keys.alice);
+          if (authorization !== undefined) headers.authorization = authorization;
+          if (r.accept !== undefined) headers.accept = r.accept;
+          if (text !== undefined && r.contentType !== undefined) headers["content-type"] = r.contentType;
+          if (text !== undefined && r.contentLengthDelta !== 0) headers["content-length"] = String(Math.max(0, Buffer.byteLength(text) + r.contentLengthDelta));
+          const target = r.query === "" ? url : `${url}?${r.query}`;
+          const started = performance.now();
+          const res = await t.app.inject({ method: route.method as "GET", url: target, headers, ...(text !== undefined ? { payload: text } : {}) });
+          sent++;
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          const ms = performance.now() - started;
+          // Deliberate 5xx answers: a route this server does not implement (501), no engine to run a model (503).
+          const deliberate = res.statusCode === 501 || (res.statusCode === 503 && /No inference engine/i.test(res.body));
+          const problem = res.statusCode >= 500 && !deliberate ? `status ${res.statusCode}` : /\n\s+at [\w.<]/.test(res.body) ? "stack trace in body" : ms > SLOW_MS ? `took ${ms.toFixed(0)} ms` : undefined;
+          if (problem) {
+            findings.push(`${route.method} ${target.slice(0, 300)} → ${problem}: ${res.body.slice(0, 200)} (headers ${JSON.stringify(headers).slice(0, 300)}, body ${text?.slice(0, 200)})`);
+            return false;
+          }
+          return true;
+        }),
+        { numRuns: RUNS, seed: Number(process.env.FLYWHEEL_FUZZ_SEED ?? 12) },
+      );
+      const health = performance.now();
+      expect((await t.app.inject({ method: "GET", url: "/health" })).statusCode).toBe(200);
+      expect(performance.now() - health).toBeLessThan(100);
+      expect(await bobState()).toBe(bobSnapshot);
+    },
+    600_000 + RUNS * 200,
+  );
 });

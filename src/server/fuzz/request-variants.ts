@@ -38,19 +38,7 @@ export const contentType = fc.oneof(
 /** How the sent Content-Length relates to the body: its own length, or off by some bytes. */
 export const contentLengthDelta = fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.constantFrom(-1, 1, -10, 1000, 1 << 30) });
 
-export type AuthVariant =
-  | "bearer"
-  | "basic"
-  | "lowercase-bearer"
-  | "none"
-  | "empty-bearer"
-  | "wrong-key"
-  | "basic-wrong-user"
-  | "basic-no-colon"
-  | "basic-not-base64"
-  | "key-with-spaces"
-  | "unknown-scheme"
-  | "huge";
+export type AuthVariant = "bearer" | "basic" | "lowercase-bearer" | "none" | "empty-bearer" | "wrong-key" | "basic-wrong-user" | "basic-no-colon" | "basic-not-base64" | "key-with-spaces" | "unknown-scheme" | "huge";
 
 /** How the (valid) key is presented; most requests present it properly, so they reach the routes. */
 export const authVariant: fc.Arbitrary<AuthVariant> = fc.oneof(
@@ -104,19 +92,21 @@ const printable = (text: string) => text.replace(/[^\x21-\x7e]|#/g, "");
 
 /** How one query pair is written: encoded as it should be, or raw (`%ZZ`, bare `&`, `[]` keys…). */
 const queryPair = (names: readonly string[]) =>
-  fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), queryValue, fc.constantFrom("encoded", "raw", "key-only", "array-key")).map(([name, value, style]) => {
-    switch (style) {
-      case "encoded":
-        return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
-      case "raw":
-        // Unencoded, but within what an HTTP request line can carry at all.
-        return `${printable(name)}=${printable(value)}`;
-      case "key-only":
-        return encodeURIComponent(name);
-      case "array-key":
-        return `${encodeURIComponent(name)}[]=${encodeURIComponent(value)}`;
-    }
-  });
+  fc
+    .tuple(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), queryValue, fc.constantFrom("encoded", "raw", "key-only", "array-key"))
+    .map(([name, value, style]) => {
+      switch (style) {
+        case "encoded":
+          return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+        case "raw":
+          // Unencoded, but within what an HTTP request line can carry at all.
+          return `${printable(name)}=${printable(value)}`;
+        case "key-only":
+          return encodeURIComponent(name);
+        case "array-key":
+          return `${encodeURIComponent(name)}[]=${encodeURIComponent(value)}`;
+      }
+    });
 
 /**
  * A raw query string (without `?`) for a route with these query parameter names: its own names

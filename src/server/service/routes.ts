@@ -24,9 +24,7 @@ export async function serviceRoutes(app: FastifyInstance): Promise<void> {
     serverInfoRoute(authed);
   });
 
-  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () =>
-    buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }),
-  );
+  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () => buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }));
 }
 
 function serverInfoRoute(app: FastifyInstance): void {

@@ -77,7 +77,13 @@ describe("the weave SDK end to end against the trace API", () => {
   it("publishes objects and a dataset whose table rows read back", async () => {
     const config = await client.publish({ temperature: 0.5, stops: ["\n"] }, "sampling-config");
     expect((await c.json("/obj/read", { project_id: P, object_id: "sampling-config", digest: config.digest })).obj.val).toEqual({ temperature: 0.5, stops: ["\n"] });
-    const dataset = new weave.Dataset({ name: "capitals", rows: [{ country: "France", capital: "Paris" }, { country: "Japan", capital: "Tokyo" }] });
+    const dataset = new weave.Dataset({
+      name: "capitals",
+      rows: [
+        { country: "France", capital: "Paris" },
+        { country: "Japan", capital: "Tokyo" },
+      ],
+    });
     const ref = await dataset.save();
     const stored = (await c.json("/obj/read", { project_id: P, object_id: ref.objectId, digest: ref.digest })).obj;
     expect(stored).toMatchObject({ base_object_class: "Dataset", val: { _type: "Dataset", name: "capitals" } });
@@ -119,14 +125,27 @@ describe("the weave SDK end to end against the trace API", () => {
     const feedbackId = await client.addScore(predict.id, scorer.id, scorer.op_name, { correct: true });
     const feedback = await c.json("/feedback/query", { project_id: P, query: { $expr: { $eq: [{ $getField: "id" }, { $literal: feedbackId }] } } });
     expect(feedback.result).toEqual([
-      expect.objectContaining({ weave_ref: `weave:///${P}/call/${predict.id}`, feedback_type: "wandb.runnable.isYesScorer", payload: { output: { correct: true } }, runnable_ref: scorer.op_name, call_ref: `weave:///${P}/call/${scorer.id}` }),
+      expect.objectContaining({
+        weave_ref: `weave:///${P}/call/${predict.id}`,
+        feedback_type: "wandb.runnable.isYesScorer",
+        payload: { output: { correct: true } },
+        runnable_ref: scorer.op_name,
+        call_ref: `weave:///${P}/call/${scorer.id}`,
+      }),
     ]);
     const [withFeedback] = await calls({ filter: { call_ids: [predict.id] }, include_feedback: true });
     expect(withFeedback.summary.weave.feedback.map((row: { id: string }) => row.id)).toEqual([feedbackId]);
   });
 
   it("runs an Evaluation and reads its calls, progress and results back", async () => {
-    const dataset = new weave.Dataset({ name: "questions", rows: [{ question: "Is it?", expected: "yes" }, { question: "It is.", expected: "no" }, { question: "Why?", expected: "no" }] });
+    const dataset = new weave.Dataset({
+      name: "questions",
+      rows: [
+        { question: "Is it?", expected: "yes" },
+        { question: "It is.", expected: "no" },
+        { question: "Why?", expected: "no" },
+      ],
+    });
     const model = weave.op(async function askModel({ datasetRow }: { datasetRow: { question: string } }) {
       return datasetRow.question.endsWith("?") ? "yes" : "no";
     });

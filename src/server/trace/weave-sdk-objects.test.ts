@@ -41,7 +41,13 @@ describe("the weave SDK against the trace-object routes", () => {
   });
 
   it("publishes a dataset as a table and loads its rows", async () => {
-    const dataset = new weave.Dataset({ name: "grammar", rows: [{ sentence: "He no likes it.", fix: "He doesn't like it." }, { sentence: "She goed.", fix: "She went." }] });
+    const dataset = new weave.Dataset({
+      name: "grammar",
+      rows: [
+        { sentence: "He no likes it.", fix: "He doesn't like it." },
+        { sentence: "She goed.", fix: "She went." },
+      ],
+    });
     const ref = await dataset.save();
     const loaded = await client.get(ref);
     expect(loaded).toBeInstanceOf(weave.Dataset);

@@ -17,12 +17,31 @@ interface JobEvent {
  * rate and row length.
  */
 const EXPERIMENTAL_CONFIG = {
-  advantage_balance: 0.0, allow_training_without_logprobs: false, epsilon: null, epsilon_high: null, importance_sampling_level: "token",
-  kimi_k2_tau: null, kl_penalty_coef: 0.0, kl_penalty_reference_step: null, kl_penalty_source: "current_learner", kl_penalty_step_lag: null,
-  kl_ref_adapter_path: null, learning_rate: 1e-2, logprob_calculation_chunk_size: 64, loss_fn: "cispo", mask_prob_ratio: false,
-  max_negative_advantage_importance_sampling_weight: null, normalize_advantages: true, num_trajectories_learning_rate_multiplier_power: 0.0,
-  packed_sequence_length: 64, plot_tensors: false, ppo: false, precalculate_logprobs: false, scale_learning_rate_by_reward_std_dev: false,
-  scale_rewards: true, truncated_importance_sampling: null,
+  advantage_balance: 0.0,
+  allow_training_without_logprobs: false,
+  epsilon: null,
+  epsilon_high: null,
+  importance_sampling_level: "token",
+  kimi_k2_tau: null,
+  kl_penalty_coef: 0.0,
+  kl_penalty_reference_step: null,
+  kl_penalty_source: "current_learner",
+  kl_penalty_step_lag: null,
+  kl_ref_adapter_path: null,
+  learning_rate: 1e-2,
+  logprob_calculation_chunk_size: 64,
+  loss_fn: "cispo",
+  mask_prob_ratio: false,
+  max_negative_advantage_importance_sampling_weight: null,
+  normalize_advantages: true,
+  num_trajectories_learning_rate_multiplier_power: 0.0,
+  packed_sequence_length: 64,
+  plot_tensors: false,
+  ppo: false,
+  precalculate_logprobs: false,
+  scale_learning_rate_by_reward_std_dev: false,
+  scale_rewards: true,
+  truncated_importance_sampling: null,
 };
 
 /** The task: answer with a word that starts with a vowel (about a fifth of a random model's first tokens do). */
@@ -62,9 +81,7 @@ describe.each(testDialects)("ART's RL loop against Flywheel on %s", (dialect) =>
     const messages = [{ role: "user" as const, content: "Say a word." }];
     const completions = await Promise.all(
       // The full distribution: temperature 1, and top_p / top_k off (the model's generation_config narrows them).
-      Array.from({ length: GROUPS }, (_, group) =>
-        client.chat.completions.create({ model: inferenceName, messages, n: GROUP_SIZE, max_completion_tokens: 1, temperature: 1, top_p: 1, seed: 1000 * group, ...{ top_k: 0 } }),
-      ),
+      Array.from({ length: GROUPS }, (_, group) => client.chat.completions.create({ model: inferenceName, messages, n: GROUP_SIZE, max_completion_tokens: 1, temperature: 1, top_p: 1, seed: 1000 * group, ...{ top_k: 0 } })),
     );
     const groups = completions.map((completion: ChatCompletion) => ({
       trajectories: completion.choices.map((choice) => ({ messages_and_choices: [...messages, choice], reward: reward(choice.message.content), metrics: {}, metadata: {}, logs: [] })),

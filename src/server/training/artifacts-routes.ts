@@ -30,7 +30,12 @@ export const ArtifactCreateReq = z
     entity: z.string().nullish().describe("Must be the caller's entity; null means the caller's"),
     project: nameField("project"),
     name: nameField("name"),
-    type: z.string().min(1).max(64).refine((type) => !type.includes("\u0000"), { message: "must not contain a NUL character (\\u0000)" }).default("dataset"),
+    type: z
+      .string()
+      .min(1)
+      .max(64)
+      .refine((type) => !type.includes("\u0000"), { message: "must not contain a NUL character (\\u0000)" })
+      .default("dataset"),
     metadata: z
       .record(z.string(), z.unknown())
       .refine((metadata) => !JSON.stringify(metadata).includes("\\u0000"), { message: "must not contain a NUL character (\\u0000) in a key or a string" })

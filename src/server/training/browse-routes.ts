@@ -29,15 +29,11 @@ const tags = ["training"];
 export async function browseRoutes(app: FastifyInstance): Promise<void> {
   const { store } = app.services;
 
-  defineRoute(
-    app,
-    { method: "GET", url: "/preview/models", summary: "List the caller's trainable models (oldest first)", tags, query: ModelListQuery, response: ModelListRes, security: "bearer" },
-    async ({ query }, request) => {
-      const models = await listModels(store.db, principalOf(request).entity);
-      const listed = query.project === undefined ? models : models.filter((model) => model.project === query.project);
-      return { object: "list", data: listed.map(modelView) };
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/preview/models", summary: "List the caller's trainable models (oldest first)", tags, query: ModelListQuery, response: ModelListRes, security: "bearer" }, async ({ query }, request) => {
+    const models = await listModels(store.db, principalOf(request).entity);
+    const listed = query.project === undefined ? models : models.filter((model) => model.project === query.project);
+    return { object: "list", data: listed.map(modelView) };
+  });
 
   defineRoute(
     app,
@@ -109,12 +105,8 @@ export async function browseRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  defineRoute(
-    app,
-    { method: "GET", url: "/preview/projects", summary: "List the caller's projects: those with models and those with traces", tags, response: ProjectListRes, security: "bearer" },
-    async (_input, request) => {
-      const { entity } = principalOf(request);
-      return { object: "list", entity, data: await listEntityProjects(store.db, entity) };
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/preview/projects", summary: "List the caller's projects: those with models and those with traces", tags, response: ProjectListRes, security: "bearer" }, async (_input, request) => {
+    const { entity } = principalOf(request);
+    return { object: "list", entity, data: await listEntityProjects(store.db, entity) };
+  });
 }

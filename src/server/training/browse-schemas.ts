@@ -59,9 +59,7 @@ export const ModelHistoryRes = z.object({
   data: z.array(
     z.object({
       step: z.number().int(),
-      metrics: z
-        .record(z.string(), z.number())
-        .describe("{split}/{name} logged with POST /log; job/{name} of the rollouts of a job that started from this step; grad/{name}: the mean over its gradient steps"),
+      metrics: z.record(z.string(), z.number()).describe("{split}/{name} logged with POST /log; job/{name} of the rollouts of a job that started from this step; grad/{name}: the mean over its gradient steps"),
     }),
   ),
 });

@@ -34,7 +34,12 @@ describe.each(testDialects)("checkpoint download on %s", (dialect) => {
     t = await startTrainingApp(dialect);
     const register = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/models", payload: { project: "p", name: "exported", base_model: TINY_BASE_MODEL } });
     modelId = register.json().id;
-    const row = JSON.stringify({ messages: [{ role: "user", content: "Name a color." }, { role: "assistant", content: "blue, like the sky" }] });
+    const row = JSON.stringify({
+      messages: [
+        { role: "user", content: "Name a color." },
+        { role: "assistant", content: "blue, like the sky" },
+      ],
+    });
     const upload = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: "colors", files: [{ name: "train.jsonl", text: `${Array(4).fill(row).join("\n")}\n` }] } });
     const job = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/sft-training-jobs", payload: { model_id: modelId, training_data_url: upload.json().url, config: { learning_rate: 2e-2 } } });
     expect(await waitForJob(t, job.json().id, isTerminal, t.keys.alice, 60_000)).toMatchObject({ status: "succeeded" });

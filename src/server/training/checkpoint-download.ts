@@ -16,10 +16,7 @@ import { tarGzStream } from "./export/tar.js";
 
 export const CheckpointDownloadParams = z.object({ model_id: z.uuid(), step: z.coerce.number().int().min(0) });
 export const CheckpointDownloadQuery = z.object({
-  format: z
-    .enum(["peft", "merged", "gguf"])
-    .default("peft")
-    .describe("peft: the LoRA adapter (.tar.gz); merged: a Hugging Face model directory with the adapter merged in (.tar.gz); gguf: one GGUF file of the merged model"),
+  format: z.enum(["peft", "merged", "gguf"]).default("peft").describe("peft: the LoRA adapter (.tar.gz); merged: a Hugging Face model directory with the adapter merged in (.tar.gz); gguf: one GGUF file of the merged model"),
 });
 
 /**

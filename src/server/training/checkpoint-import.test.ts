@@ -36,7 +36,11 @@ describe.each(testDialects)("importing a PEFT adapter on %s", (dialect) => {
   });
 
   const upload = async (name: string, files: Record<string, Buffer>, key = t.keys.alice) => {
-    const res = await t.request(key, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name, type: "lora", files: Object.entries(files).map(([file, bytes]) => ({ name: file, base64: bytes.toString("base64") })) } });
+    const res = await t.request(key, {
+      method: "POST",
+      url: "/v1/preview/artifacts",
+      payload: { project: "p", name, type: "lora", files: Object.entries(files).map(([file, bytes]) => ({ name: file, base64: bytes.toString("base64") })) },
+    });
     return res.json().url as string;
   };
   const adapterFiles = () => Object.fromEntries(["adapter_config.json", "adapter_model.safetensors"].map((name) => [name, fs.readFileSync(path.join(adapterDir, name))]));

@@ -82,8 +82,7 @@ describe("a training job on exchanges trajectories", () => {
   it("answers 422 naming a trajectory with both forms, and malformed exchanges of the other kinds", async () => {
     const model = await client.post<{ id: string }>("/preview/models", { body: { project: "agents", name: "invalid", base_model: TINY_BASE_MODEL } });
     const captured = (await agentRollout(TINY_BASE_MODEL, 10)).exchanges.chat_completions[0]!;
-    const job = (trajectories: Record<string, unknown>[]) =>
-      t.request(t.keys.alice, { method: "POST", url: "/v1/preview/training-jobs", payload: { model_id: model.id, trajectory_groups: [{ trajectories }] } });
+    const job = (trajectories: Record<string, unknown>[]) => t.request(t.keys.alice, { method: "POST", url: "/v1/preview/training-jobs", payload: { model_id: model.id, trajectory_groups: [{ trajectories }] } });
     const both = await job([{ exchanges: { chat_completions: [captured] }, messages_and_choices: [{ role: "user", content: "hi" }], reward: 1 }]);
     expect(both.statusCode).toBe(422);
     expect(both.json().detail).toEqual([{ loc: ["body", "trajectory_groups", 0, "trajectories", 0], msg: expect.stringMatching(/both exchanges and messages_and_choices/), type: expect.any(String) }]);

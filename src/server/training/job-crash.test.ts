@@ -43,20 +43,32 @@ describe.each(testDialects)("a job killed mid-run on %s", (dialect) => {
       const model = (await call(server, "POST", "/v1/preview/models", { project: "p", name: "m", base_model: "test/base" })).json;
       const killed = (await call(server, "POST", "/v1/preview/training-jobs", { model_id: model.id, trajectory_groups: flatGroups() })).json.id;
       const next = (await call(server, "POST", "/v1/preview/training-jobs", { model_id: model.id, trajectory_groups: flatGroups() })).json.id;
-      await until(() => call(server, "GET", `/v1/preview/training-jobs/${killed}/events`), (res) => res.json.data.length === 1, "training_started");
+      await until(
+        () => call(server, "GET", `/v1/preview/training-jobs/${killed}/events`),
+        (res) => res.json.data.length === 1,
+        "training_started",
+      );
 
       server.child.kill("SIGKILL");
       await server.exited;
       server = await startServer(["--data-dir", dataDir], env);
 
-      const failed = await until(() => call(server, "GET", `/v1/preview/training-jobs/${killed}`), (res) => res.json.status !== "running", "the killed job to end");
+      const failed = await until(
+        () => call(server, "GET", `/v1/preview/training-jobs/${killed}`),
+        (res) => res.json.status !== "running",
+        "the killed job to end",
+      );
       expect(failed.json).toMatchObject({ status: "failed", step: null });
       expect(failed.json.error_message).toMatch(/lease/);
       const events = (await call(server, "GET", `/v1/preview/training-jobs/${killed}/events`)).json.data;
       expect(events.map((e: { type: string }) => e.type)).toEqual(["training_started", "training_failed"]);
       expect(new Set(events.map((e: { id: string }) => e.id)).size).toBe(2);
 
-      const done = await until(() => call(server, "GET", `/v1/preview/training-jobs/${next}`), (res) => res.json.status === "succeeded", "the next job");
+      const done = await until(
+        () => call(server, "GET", `/v1/preview/training-jobs/${next}`),
+        (res) => res.json.status === "succeeded",
+        "the next job",
+      );
       expect(done.json.step).toBe(1);
       const checkpoints = (await call(server, "GET", `/v1/preview/models/${model.id}/checkpoints`)).json.data;
       expect(checkpoints.map((c: { step: number }) => c.step)).toEqual([1]);

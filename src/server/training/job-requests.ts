@@ -79,8 +79,5 @@ export async function checkKlReferenceStep(store: Store, modelId: string, config
   const latest = (await latestCheckpoint(store.db, modelId))?.step ?? 0;
   const ahead = (await listActiveJobsOfModel(store.db, modelId)).length;
   if (step > latest && step <= latest + ahead) return;
-  throw RequestValidationError.single(
-    ["body", "experimental_config", "kl_penalty_reference_step"],
-    `the model has no checkpoint at step ${step} (latest is ${latest}), and no queued job will create it`,
-  );
+  throw RequestValidationError.single(["body", "experimental_config", "kl_penalty_reference_step"], `the model has no checkpoint at step ${step} (latest is ${latest}), and no queued job will create it`);
 }

@@ -15,10 +15,7 @@ export const RlJobCreateReq = z.object({
 
 export const SftJobCreateReq = z.object({
   model_id: z.uuid(),
-  training_data_url: z
-    .string()
-    .min(1)
-    .describe("wandb-artifact:///entity/project/name:vN (or :latest), from POST /v1/preview/artifacts; or an http(s) URL of a train.jsonl, fetched when the job runs"),
+  training_data_url: z.string().min(1).describe("wandb-artifact:///entity/project/name:vN (or :latest), from POST /v1/preview/artifacts; or an http(s) URL of a train.jsonl, fetched when the job runs"),
   config: SftConfigSchema.nullish(),
   experimental_config: z.record(z.string(), z.unknown()).nullish(),
 });

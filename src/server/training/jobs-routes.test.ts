@@ -184,7 +184,10 @@ describe.each(testDialects)("training jobs over HTTP on %s", (dialect) => {
     const bad = await post(body, { "idempotency-key": "has space" });
     expect(bad.statusCode).toBe(422);
     expect((await post(body)).json().id).not.toBe(first.json().id);
-    const count = await t.store.db.selectFrom("training_jobs").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    const count = await t.store.db
+      .selectFrom("training_jobs")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(3);
     // Keys are per entity: bob's key of the same name is his own.
     const bobModel = await registerModel(t, "m", t.keys.bob);

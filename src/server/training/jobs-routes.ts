@@ -1,15 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { pageJobEvents } from "../../store/job-events.js";
 import { decodeJson } from "../../store/json.js";
-import {
-  cancelTrainingJob,
-  createTrainingJob,
-  findActiveJobByRequest,
-  findJobByIdempotencyKey,
-  getTrainingJob,
-  type NewTrainingJob,
-  type TrainingJobRow,
-} from "../../store/training-jobs.js";
+import { cancelTrainingJob, createTrainingJob, findActiveJobByRequest, findJobByIdempotencyKey, getTrainingJob, type NewTrainingJob, type TrainingJobRow } from "../../store/training-jobs.js";
 import { isWebSftInput, type SftJobInput } from "../../worker/job-input.js";
 import { principalOf } from "../auth.js";
 import { ApiError, notFound } from "../errors.js";
@@ -89,14 +81,10 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  defineRoute(
-    app,
-    { method: "GET", url: "/preview/training-jobs/:training_job_id", summary: "Read a training job", tags, params: JobIdParams, response: JobRes, security: "bearer" },
-    async ({ params }, request) => {
-      const job = await ownJob(principalOf(request).entity, params.training_job_id);
-      return toJobResponse(job, await jobWaitingFor(store, app.services.config.jobs, job));
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/preview/training-jobs/:training_job_id", summary: "Read a training job", tags, params: JobIdParams, response: JobRes, security: "bearer" }, async ({ params }, request) => {
+    const job = await ownJob(principalOf(request).entity, params.training_job_id);
+    return toJobResponse(job, await jobWaitingFor(store, app.services.config.jobs, job));
+  });
 
   defineRoute(
     app,

@@ -37,9 +37,7 @@ describe.each(testDialects)("POST /v1/preview/models/{id}/log on %s", (dialect) 
   it("gives a model without checkpoints a step-0 checkpoint for its metrics, even under concurrent logs", async () => {
     t = await startTestApp(dialect);
     const modelId = await registerModel(t, "m");
-    const results = await Promise.all(
-      ["a", "b", "c", "d"].map((split) => log(modelId, { split, trajectory_groups: [{ trajectories: [trajectory(1)] }] })),
-    );
+    const results = await Promise.all(["a", "b", "c", "d"].map((split) => log(modelId, { split, trajectory_groups: [{ trajectories: [trajectory(1)] }] })));
     expect(results.map((res) => res.statusCode)).toEqual([200, 200, 200, 200]);
     const list = await checkpoints(modelId);
     expect(list).toHaveLength(1);

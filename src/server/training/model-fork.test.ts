@@ -23,7 +23,11 @@ describe.each(testDialects)("forking a checkpoint on %s", (dialect) => {
   let uploads = 0;
   const train = async (modelId: string, answer: string) => {
     const row = JSON.stringify({ messages: [...messages, { role: "assistant", content: answer }] });
-    const upload = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/artifacts", payload: { project: "p", name: `data-${uploads++}`, files: [{ name: "train.jsonl", text: `${Array(4).fill(row).join("\n")}\n` }] } });
+    const upload = await t.request(t.keys.alice, {
+      method: "POST",
+      url: "/v1/preview/artifacts",
+      payload: { project: "p", name: `data-${uploads++}`, files: [{ name: "train.jsonl", text: `${Array(4).fill(row).join("\n")}\n` }] },
+    });
     const job = await t.request(t.keys.alice, { method: "POST", url: "/v1/preview/sft-training-jobs", payload: { model_id: modelId, training_data_url: upload.json().url, config: { learning_rate: 2e-2 } } });
     expect(await waitForJob(t, job.json().id, isTerminal, t.keys.alice, 60_000)).toMatchObject({ status: "succeeded" });
   };

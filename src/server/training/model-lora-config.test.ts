@@ -81,7 +81,12 @@ describe.each(testDialects)("a model's LoRA configuration on %s", (dialect) => {
     const files = JSON.parse(row.files!) as Record<string, string>;
     const adapter = loadLoraAdapter({ configFile: t.blobs.localPath(files["adapter_config.json"]!), weightsFile: t.blobs.localPath(files["adapter_model.safetensors"]!) }, model);
     expect(adapter.config).toMatchObject({ rank: 2, alpha: 4, targetModules: ["gate_proj", "up_proj"] });
-    expect(adapter.modules().map((module) => module.name).sort()).toEqual(Array(model.config.numLayers).fill(["gate_proj", "up_proj"]).flat().sort());
+    expect(
+      adapter
+        .modules()
+        .map((module) => module.name)
+        .sort(),
+    ).toEqual(Array(model.config.numLayers).fill(["gate_proj", "up_proj"]).flat().sort());
   }, 60_000);
 
   it("refuses a configuration it cannot train with a 422 naming the field", async () => {

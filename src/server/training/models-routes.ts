@@ -9,17 +9,7 @@ import { resolveModelSource } from "./model-source.js";
 import { modelView } from "./model-view.js";
 import { ownModel } from "./own-model.js";
 import { RequestValidationError } from "../validation.js";
-import {
-  CheckpointDeleteReq,
-  CheckpointDeleteRes,
-  CheckpointItem,
-  CheckpointListQuery,
-  cursorPageOf,
-  ModelCreateReq,
-  ModelDeleteRes,
-  ModelIdParams,
-  ModelRes,
-} from "./schemas.js";
+import { CheckpointDeleteReq, CheckpointDeleteRes, CheckpointItem, CheckpointListQuery, cursorPageOf, ModelCreateReq, ModelDeleteRes, ModelIdParams, ModelRes } from "./schemas.js";
 
 const tags = ["training"];
 
@@ -31,38 +21,34 @@ const tags = ["training"];
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const { store, catalog } = app.services;
 
-  defineRoute(
-    app,
-    { method: "POST", url: "/preview/models", summary: "Register a trainable model", tags, body: ModelCreateReq, response: ModelRes, security: "bearer" },
-    async ({ body }, request, reply) => {
-      const { entity } = principalOf(request);
-      if (body.entity && body.entity !== entity) {
-        throw new ApiError(403, `This API key belongs to entity '${entity}' and cannot create models for entity '${body.entity}'`);
-      }
-      const source = await resolveModelSource(store.db, catalog, entity, body.base_model);
-      if (source.forkedFrom && body.lora_config) {
-        throw RequestValidationError.single(["body", "lora_config"], "A fork keeps the LoRA configuration of the checkpoint it starts from; leave lora_config out");
-      }
-      const loraConfig = source.forkedFrom ? source.loraConfig : body.lora_config ? JSON.stringify(body.lora_config) : null;
-      const result = await createModel(
-        store.db,
-        {
-          entity,
-          project: body.project,
-          name: body.name,
-          base_model: source.baseModel,
-          forked_from: source.forkedFrom && JSON.stringify(source.forkedFrom),
-          lora_config: loraConfig,
-        },
-        source.initial,
-      );
-      if (!result.created && !body.return_existing) {
-        throw conflict(`Model '${body.name}' already exists in project '${body.project}'; pass return_existing: true to reuse it`);
-      }
-      reply.code(200);
-      return modelView(result.model);
-    },
-  );
+  defineRoute(app, { method: "POST", url: "/preview/models", summary: "Register a trainable model", tags, body: ModelCreateReq, response: ModelRes, security: "bearer" }, async ({ body }, request, reply) => {
+    const { entity } = principalOf(request);
+    if (body.entity && body.entity !== entity) {
+      throw new ApiError(403, `This API key belongs to entity '${entity}' and cannot create models for entity '${body.entity}'`);
+    }
+    const source = await resolveModelSource(store.db, catalog, entity, body.base_model);
+    if (source.forkedFrom && body.lora_config) {
+      throw RequestValidationError.single(["body", "lora_config"], "A fork keeps the LoRA configuration of the checkpoint it starts from; leave lora_config out");
+    }
+    const loraConfig = source.forkedFrom ? source.loraConfig : body.lora_config ? JSON.stringify(body.lora_config) : null;
+    const result = await createModel(
+      store.db,
+      {
+        entity,
+        project: body.project,
+        name: body.name,
+        base_model: source.baseModel,
+        forked_from: source.forkedFrom && JSON.stringify(source.forkedFrom),
+        lora_config: loraConfig,
+      },
+      source.initial,
+    );
+    if (!result.created && !body.return_existing) {
+      throw conflict(`Model '${body.name}' already exists in project '${body.project}'; pass return_existing: true to reuse it`);
+    }
+    reply.code(200);
+    return modelView(result.model);
+  });
 
   defineRoute(
     app,

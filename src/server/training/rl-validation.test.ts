@@ -29,12 +29,32 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
 
   it("accepts ART's full G3 request and stores the resolved config", async () => {
     const experimental_config = {
-      advantage_balance: 0.0, allow_training_without_logprobs: false, epsilon: null, epsilon_high: null, importance_sampling_level: "token",
-      kimi_k2_tau: null, kl_penalty_coef: 0.0, kl_penalty_reference_step: null, kl_penalty_source: "current_learner", kl_penalty_step_lag: null,
-      kl_ref_adapter_path: null, learning_rate: 5e-6, logprob_calculation_chunk_size: 1024, loss_fn: "cispo", mask_prob_ratio: false,
-      max_negative_advantage_importance_sampling_weight: null, normalize_advantages: true, num_trajectories_learning_rate_multiplier_power: 0.0,
-      packed_sequence_length: null, plot_tensors: false, ppo: false, precalculate_logprobs: false, scale_learning_rate_by_reward_std_dev: false,
-      scale_rewards: true, truncated_importance_sampling: null, some_future_knob: 3,
+      advantage_balance: 0.0,
+      allow_training_without_logprobs: false,
+      epsilon: null,
+      epsilon_high: null,
+      importance_sampling_level: "token",
+      kimi_k2_tau: null,
+      kl_penalty_coef: 0.0,
+      kl_penalty_reference_step: null,
+      kl_penalty_source: "current_learner",
+      kl_penalty_step_lag: null,
+      kl_ref_adapter_path: null,
+      learning_rate: 5e-6,
+      logprob_calculation_chunk_size: 1024,
+      loss_fn: "cispo",
+      mask_prob_ratio: false,
+      max_negative_advantage_importance_sampling_weight: null,
+      normalize_advantages: true,
+      num_trajectories_learning_rate_multiplier_power: 0.0,
+      packed_sequence_length: null,
+      plot_tensors: false,
+      ppo: false,
+      precalculate_logprobs: false,
+      scale_learning_rate_by_reward_std_dev: false,
+      scale_rewards: true,
+      truncated_importance_sampling: null,
+      some_future_knob: 3,
     };
     const res = await post({ model_id: modelId, trajectory_groups: flatGroups(), experimental_config, unknown_top_level: true });
     expect(res.statusCode, res.body).toBe(200);
@@ -47,10 +67,16 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
     const cases: [Record<string, unknown> | null, Record<string, unknown>][] = [
       [null, { loss_fn: "cispo", epsilon: 1, epsilon_high: 4, learning_rate: 5e-6 }],
       [{ ppo: true }, { loss_fn: "ppo", epsilon: 0.2, epsilon_high: 0.2 }],
-      [{ loss_fn: "ppo", epsilon: 0.3 }, { loss_fn: "ppo", epsilon: 0.3, epsilon_high: 0.3 }],
+      [
+        { loss_fn: "ppo", epsilon: 0.3 },
+        { loss_fn: "ppo", epsilon: 0.3, epsilon_high: 0.3 },
+      ],
       [{ normalize_advantages: false, scale_rewards: null }, { scale_rewards: false }],
       [{ vendor_k2_tau: 0.5 }, { kimi_k2_tau: 0.5 }],
-      [{ learning_rate: null, kl_penalty_coef: 0.1, kl_penalty_step_lag: 2 }, { learning_rate: 5e-6, kl_penalty_coef: 0.1, kl_penalty_step_lag: 2 }],
+      [
+        { learning_rate: null, kl_penalty_coef: 0.1, kl_penalty_step_lag: 2 },
+        { learning_rate: 5e-6, kl_penalty_coef: 0.1, kl_penalty_step_lag: 2 },
+      ],
     ];
     for (const [experimental_config, expected] of cases) {
       const res = await post({ model_id: modelId, trajectory_groups: [], experimental_config });
@@ -89,8 +115,7 @@ describe.each(testDialects)("RL job validation on %s", (dialect) => {
 
   it("accepts a KL reference step that exists, is 0, or will be created by a queued job", async () => {
     const fresh = await registerModel(t, "kl-reference");
-    const withReference = (step: number) =>
-      post({ model_id: fresh, trajectory_groups: [], experimental_config: { kl_penalty_coef: 0.1, kl_penalty_reference_step: step } });
+    const withReference = (step: number) => post({ model_id: fresh, trajectory_groups: [], experimental_config: { kl_penalty_coef: 0.1, kl_penalty_reference_step: step } });
     expect((await withReference(0)).statusCode).toBe(200); // the base weights; this queues job A, which will create step 1
     expect((await withReference(1)).statusCode).toBe(200); // created by A before this job B runs
     expect((await withReference(3)).statusCode).toBe(422); // A and B reach step 2 at most

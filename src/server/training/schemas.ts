@@ -4,8 +4,7 @@ import { LINEAR_NAMES } from "../../engine/model/types.js";
 /** Request and response schemas of the preview model registry (`docs/api/training.md#models-and-checkpoints`). */
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-export const nameField = (what: string) =>
-  z.string().regex(NAME_PATTERN, `${what} must start with a letter or digit and use only letters, digits, '_', '.', '-' (at most 128)`);
+export const nameField = (what: string) => z.string().regex(NAME_PATTERN, `${what} must start with a letter or digit and use only letters, digits, '_', '.', '-' (at most 128)`);
 
 /** The most rank a model may ask for; ART's newest client asks up to 32, hosted services allow 64. */
 export const MAX_LORA_RANK = 64;
@@ -23,10 +22,7 @@ export const ModelCreateReq = z.object({
   entity: z.string().nullish().describe("Entity that owns the model; null means the caller's entity"),
   project: nameField("project"),
   name: nameField("name").describe("Unique within the project"),
-  base_model: z
-    .string()
-    .min(1)
-    .describe("A base model id this service serves, or a checkpoint of one of your trained models to fork (wandb-artifact:///entity/project/name:stepN)"),
+  base_model: z.string().min(1).describe("A base model id this service serves, or a checkpoint of one of your trained models to fork (wandb-artifact:///entity/project/name:stepN)"),
   return_existing: z.boolean().default(false).describe("Return the existing model instead of 409 when the name is taken"),
   lora_config: LoraConfigReq.nullish().describe("The LoRA adapter this model trains; default rank 8, alpha 16 on all linear layers. A fork keeps its checkpoint's."),
 });
@@ -65,8 +61,7 @@ export const CheckpointListQuery = z.object({
 
 export const CheckpointItem = z.object({ id: z.uuid(), step: z.number().int(), metrics: z.record(z.string(), z.number()) });
 
-export const cursorPageOf = <T extends z.ZodType>(item: T) =>
-  z.object({ object: z.literal("list"), data: z.array(item), has_more: z.boolean(), first_id: z.string(), last_id: z.string() });
+export const cursorPageOf = <T extends z.ZodType>(item: T) => z.object({ object: z.literal("list"), data: z.array(item), has_more: z.boolean(), first_id: z.string(), last_id: z.string() });
 
 export const CheckpointDeleteReq = z.object({ steps: z.array(z.number().int().min(0)) });
 

@@ -4,7 +4,13 @@ import { startTestApp, type TestApp } from "../../testing/app.js";
 import { testDialects } from "../../testing/stores.js";
 import { registerModel, sampledChoice } from "../../testing/training.js";
 
-const row = (answer: string) => JSON.stringify({ messages: [{ role: "user", content: "Q" }, { role: "assistant", content: answer }] });
+const row = (answer: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: "Q" },
+      { role: "assistant", content: answer },
+    ],
+  });
 const jsonl = (count: number) => `${Array.from({ length: count }, (_, index) => row(`A${index}`)).join("\n")}\n`;
 
 /** The artifact store and SFT job creation (docs/api/training.md#sft-jobs, docs/api/training.md#sft), through HTTP. */
@@ -42,10 +48,25 @@ describe.each(testDialects)("artifacts and SFT jobs on %s", (dialect) => {
   });
 
   it("rejects bad uploads with 422 and another entity with 403", async () => {
-    const bad = await upload({ project: "proj", name: "bad/name", files: [{ name: "../x", text: "a" }, { name: "b", text: "a", base64: "YQ==" }, { name: "c", base64: "%%%" }] });
+    const bad = await upload({
+      project: "proj",
+      name: "bad/name",
+      files: [
+        { name: "../x", text: "a" },
+        { name: "b", text: "a", base64: "YQ==" },
+        { name: "c", base64: "%%%" },
+      ],
+    });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().detail.map((d: { loc: unknown[] }) => d.loc.join("."))).toEqual(["body.name", "body.files.0.name", "body.files.1.text", "body.files.2.base64"]);
-    const dup = await upload({ project: "proj", name: "d", files: [{ name: "a", text: "1" }, { name: "a", text: "2" }] });
+    const dup = await upload({
+      project: "proj",
+      name: "d",
+      files: [
+        { name: "a", text: "1" },
+        { name: "a", text: "2" },
+      ],
+    });
     expect(dup.json().detail[0].loc).toEqual(["body", "files", 1, "name"]);
     expect((await upload({ project: "proj", name: "d", files: [] })).json().detail[0].loc).toEqual(["body", "files"]);
     const foreign = await upload({ entity: "bob", project: "proj", name: "d", files: [{ name: "a", text: "1" }] });
@@ -100,7 +121,14 @@ describe.each(testDialects)("artifacts and SFT jobs on %s", (dialect) => {
 
   it("reads trajectories.jsonl and trajectory-form lines, with metadata.json", async () => {
     const line = JSON.stringify({ messages_and_choices: [{ role: "user", content: "Q" }, sampledChoice("A")], reward: 1 });
-    const res = await upload({ project: "proj", name: "traj", files: [{ name: "trajectories.jsonl", text: `${line}\n${line}\n` }, { name: "metadata.json", text: '{"num_trajectories": 2}' }] });
+    const res = await upload({
+      project: "proj",
+      name: "traj",
+      files: [
+        { name: "trajectories.jsonl", text: `${line}\n${line}\n` },
+        { name: "metadata.json", text: '{"num_trajectories": 2}' },
+      ],
+    });
     const job = await sft({ training_data_url: res.json().url });
     expect(job.statusCode, job.body).toBe(200);
   });
@@ -122,10 +150,29 @@ describe.each(testDialects)("artifacts and SFT jobs on %s", (dialect) => {
     [[{ name: "notes.txt", text: "x" }], /no train.jsonl/],
     [[{ name: "train.jsonl", text: "\n\n" }], /has no rows/],
     [[{ name: "train.jsonl", text: `${row("a")}\n{oops\n` }], /train.jsonl line 2: not valid JSON/],
-    [[{ name: "train.jsonl", text: JSON.stringify({ messages: [{ role: "assistant", content: "a" }, { role: "user", content: "b" }] }) }], /line 1: the last message must have role "assistant"/],
+    [
+      [
+        {
+          name: "train.jsonl",
+          text: JSON.stringify({
+            messages: [
+              { role: "assistant", content: "a" },
+              { role: "user", content: "b" },
+            ],
+          }),
+        },
+      ],
+      /line 1: the last message must have role "assistant"/,
+    ],
     [[{ name: "train.jsonl", text: JSON.stringify({ messages: [{ role: "wizard", content: "a" }] }) }], /line 1, message 0: role "wizard"/],
     [[{ name: "train.jsonl", text: JSON.stringify({ messages: [] }) }], /non-empty list/],
-    [[{ name: "train.jsonl", text: row("a") }, { name: "metadata.json", text: "{" }], /metadata.json/],
+    [
+      [
+        { name: "train.jsonl", text: row("a") },
+        { name: "metadata.json", text: "{" },
+      ],
+      /metadata.json/,
+    ],
   ])("rejects unusable training data %#", async (files, message) => {
     const res = await upload({ project: "proj", name: "broken", files });
     const job = await sft({ training_data_url: res.json().url });

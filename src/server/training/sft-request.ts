@@ -19,12 +19,7 @@ const URL_LOC = ["body", "training_data_url"];
  * line is a usable conversation, and a learning-rate list must have one entry per batch. Any
  * problem is a 422 naming the field.
  */
-export async function resolveSftRequest(
-  store: Store,
-  blobs: BlobStore,
-  entity: string,
-  body: z.output<typeof SftJobCreateReq>,
-): Promise<{ input: SftJobInput; config: SftTrainingConfig | SftJobCreateConfig }> {
+export async function resolveSftRequest(store: Store, blobs: BlobStore, entity: string, body: z.output<typeof SftJobCreateReq>): Promise<{ input: SftJobInput; config: SftTrainingConfig | SftJobCreateConfig }> {
   if (isWebUrl(body.training_data_url)) return webSftRequest(body);
   if (/^[a-z][a-z0-9+.-]*:/i.test(body.training_data_url) && !/^(?:wandb-artifact|artifact):/i.test(body.training_data_url)) {
     throw RequestValidationError.single(URL_LOC, `the URL scheme of '${body.training_data_url.slice(0, 100)}' is not accepted: use an artifact (wandb-artifact:///entity/project/name:vN) or an http(s) URL of a train.jsonl`);

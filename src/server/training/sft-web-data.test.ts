@@ -6,7 +6,12 @@ import { testDialects } from "../../testing/stores.js";
 import { startTrainingApp, TINY_BASE_MODEL } from "../../testing/trainer-app.js";
 import { allEvents, isTerminal, waitForJob } from "../../testing/training.js";
 
-const row = JSON.stringify({ messages: [{ role: "user", content: "Name a color." }, { role: "assistant", content: "blue" }] });
+const row = JSON.stringify({
+  messages: [
+    { role: "user", content: "Name a color." },
+    { role: "assistant", content: "blue" },
+  ],
+});
 const MAX_BYTES = 4096;
 
 /** A local web server with the files the tests fetch; only ever on 127.0.0.1. */
@@ -68,16 +73,20 @@ describe.each(testDialects)("SFT data from a web URL on %s", (dialect) => {
     ["a file over the size limit (Content-Length)", "/big-declared.jsonl", new RegExp(`more than the limit of ${MAX_BYTES}`)],
     ["a file over the size limit (streamed)", "/big-streamed.jsonl", new RegExp(`more than the limit of ${MAX_BYTES} bytes`)],
     ["a server that does not answer in time", "/slow.jsonl", /no answer within 1.5 s/],
-  ])("ends with training_failed that says why for %s", async (_name, file, message) => {
-    const url = `${data.url}${file}`;
-    const created = await createJob(url);
-    expect(created.statusCode, created.body).toBe(200);
-    const job = await waitForJob(t, created.json().id, isTerminal, t.keys.alice, 30_000);
-    expect(job.status).toBe("failed");
-    expect(job.error_message).toContain(`could not fetch training_data_url ${url}`);
-    expect(job.error_message).toMatch(message);
-    expect((await allEvents(t, created.json().id)).map((event) => event.type)).toEqual(["training_failed"]);
-  }, 30_000);
+  ])(
+    "ends with training_failed that says why for %s",
+    async (_name, file, message) => {
+      const url = `${data.url}${file}`;
+      const created = await createJob(url);
+      expect(created.statusCode, created.body).toBe(200);
+      const job = await waitForJob(t, created.json().id, isTerminal, t.keys.alice, 30_000);
+      expect(job.status).toBe("failed");
+      expect(job.error_message).toContain(`could not fetch training_data_url ${url}`);
+      expect(job.error_message).toMatch(message);
+      expect((await allEvents(t, created.json().id)).map((event) => event.type)).toEqual(["training_failed"]);
+    },
+    30_000,
+  );
 
   it("ends with training_failed when nothing listens at the URL", async () => {
     const closed = http.createServer();

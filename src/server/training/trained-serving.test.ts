@@ -63,14 +63,7 @@ describe.each(testDialects)("trained checkpoints through /v1/chat/completions on
       if (i > 2000) throw new Error("the job did not end");
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const names = [
-      "wandb-artifact:///alice/p/served",
-      "wandb-artifact:///alice/p/served:latest",
-      "wandb-artifact:///alice/p/served:step1",
-      "wandb-artifact://alice/p/served:step1",
-      "artifact:///alice/p/served:step1",
-      "served@1",
-    ];
+    const names = ["wandb-artifact:///alice/p/served", "wandb-artifact:///alice/p/served:latest", "wandb-artifact:///alice/p/served:step1", "wandb-artifact://alice/p/served:step1", "artifact:///alice/p/served:step1", "served@1"];
     const served = await Promise.all(names.map(greedy));
     for (const [i, completion] of served.entries()) {
       expect(completion.model, names[i]).toBe(names[i]);

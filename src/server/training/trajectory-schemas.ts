@@ -129,7 +129,11 @@ export const TrajectorySchema = z
     const exchanges = trajectory.exchanges;
     if (!exchanges) return;
     // The other kinds are read as the chat exchange each amounts to; one that cannot be is refused here, not by the worker.
-    for (const [kind, convert] of [["completions", completionsExchange], ["responses", responsesExchange], ["messages", messagesExchange]] as const) {
+    for (const [kind, convert] of [
+      ["completions", completionsExchange],
+      ["responses", responsesExchange],
+      ["messages", messagesExchange],
+    ] as const) {
       exchanges[kind].forEach((exchange, index) => {
         try {
           convert(exchange, ["exchanges", kind, index]);

@@ -14,8 +14,7 @@ import { isTerminal, waitForJob } from "../../testing/training.js";
 const MANY_CALLS = 1050;
 // docs/ui/ when FLYWHEEL_UI_SCREENSHOTS=1 (to refresh the documentation's pictures), else a
 // temporary folder, so that a test run leaves the working tree as it was.
-const SCREENSHOTS =
-  process.env.FLYWHEEL_UI_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../../docs/ui/", import.meta.url)) : `${fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-ui-shots-"))}/`;
+const SCREENSHOTS = process.env.FLYWHEEL_UI_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../../docs/ui/", import.meta.url)) : `${fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-ui-shots-"))}/`;
 const runIt = chromiumAvailable() || chromiumRequired ? describe : describe.skip;
 if (!chromiumAvailable() && !chromiumRequired) console.warn("Chromium is not installed at /usr/bin/chromium: the browser tests are skipped");
 
@@ -245,7 +244,13 @@ async function logTrace(t: TestApp): Promise<string> {
       inputs: { model: "m", messages: [{ role: "user", content: "Capital of France?" }] },
     }),
   });
-  await trace.json("/call/end", { end: endOf(project, chat.id, { ended_at: "2024-05-01T12:00:00.600Z", summary: { usage: { m: { requests: 1, prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } } }, output: { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Paris" } }] } }) });
+  await trace.json("/call/end", {
+    end: endOf(project, chat.id, {
+      ended_at: "2024-05-01T12:00:00.600Z",
+      summary: { usage: { m: { requests: 1, prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } } },
+      output: { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Paris" } }] },
+    }),
+  });
   const tool = await trace.json<{ id: string }>("/call/start", { start: startOf(project, { op_name: "lookup", trace_id: root.trace_id, parent_id: root.id, started_at: "2024-05-01T12:00:00.700Z" }) });
   await trace.json("/call/end", { end: endOf(project, tool.id, { ended_at: "2024-05-01T12:00:00.800Z", exception: "ValueError: boom" }) });
   await trace.json("/call/end", { end: endOf(project, root.id, { ended_at: "2024-05-01T12:00:01.000Z", output: "Paris" }) });
@@ -256,10 +261,19 @@ async function logTrace(t: TestApp): Promise<string> {
 async function logEvaluations(t: TestApp): Promise<void> {
   const c = traceClient(t, t.keys.alice);
   const v2 = "/v2/alice/evals";
-  const dataset = await c.json(`${v2}/datasets`, { name: "sums", rows: [{ q: "1+1", a: "2" }, { q: "2+2", a: "4" }] });
+  const dataset = await c.json(`${v2}/datasets`, {
+    name: "sums",
+    rows: [
+      { q: "1+1", a: "2" },
+      { q: "2+2", a: "4" },
+    ],
+  });
   const scorer = (await c.json(`${v2}/scorers`, { name: "Exact Match", op_source_code: "def score(output, a): return output == a" })).scorer;
   const evaluation = (await c.json(`${v2}/evaluations`, { name: "sums-eval", dataset: `weave:///alice/evals/object/${dataset.object_id}:${dataset.digest}`, scorers: [scorer] })).evaluation_ref;
-  for (const [name, answers] of [["first-model", ["2", "5"]], ["second-model", ["2", "4"]]] as const) {
+  for (const [name, answers] of [
+    ["first-model", ["2", "5"]],
+    ["second-model", ["2", "4"]],
+  ] as const) {
     const model = (await c.json(`${v2}/models`, { name, source_code: "def predict(q): ..." })).model_ref;
     const runId = (await c.json(`${v2}/evaluation_runs`, { evaluation, model })).evaluation_run_id as string;
     for (const [index, q] of ["1+1", "2+2"].entries()) {

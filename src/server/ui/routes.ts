@@ -21,8 +21,7 @@ export interface UiRoutesOptions {
 export async function uiRoutes(app: FastifyInstance, options: UiRoutesOptions): Promise<void> {
   const assets = loadUiAssets(options.uiDir ?? DEFAULT_UI_DIR, app.services.config.traceBasePath);
 
-  const securityHeaders = (reply: FastifyReply) =>
-    reply.header("content-security-policy", UI_CONTENT_SECURITY_POLICY).header("x-content-type-options", "nosniff").header("referrer-policy", "no-referrer");
+  const securityHeaders = (reply: FastifyReply) => reply.header("content-security-policy", UI_CONTENT_SECURITY_POLICY).header("x-content-type-options", "nosniff").header("referrer-policy", "no-referrer");
 
   app.get("/", async (_request, reply) => {
     if (!assets) throw new ApiError(503, "The web UI is not built: run 'npm run build'");

@@ -56,7 +56,16 @@ export async function checkpointRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "POST", url: "/jobs/:job_id/checkpoint", summary: "Commit the uploaded files as the model's next checkpoint and end the job", tags, params: UploadParams.pick({ job_id: true }), body: CheckpointReq, response: CheckpointRes, security: "bearer" },
+    {
+      method: "POST",
+      url: "/jobs/:job_id/checkpoint",
+      summary: "Commit the uploaded files as the model's next checkpoint and end the job",
+      tags,
+      params: UploadParams.pick({ job_id: true }),
+      body: CheckpointReq,
+      response: CheckpointRes,
+      security: "bearer",
+    },
     async ({ params, body }, request) => {
       const lease = remoteLease(app, request, params.job_id, body.worker);
       const job = await heldJob(app, lease);

@@ -25,24 +25,20 @@ export async function claimRoute(app: FastifyInstance): Promise<void> {
   const { store, config } = app.services;
   const { db } = store;
 
-  defineRoute(
-    app,
-    { method: "POST", url: "/claim", summary: "Claim the next training job for some base models, with a lease", tags, body: ClaimReq, response: ClaimRes, security: "bearer" },
-    async ({ body }, request) => {
-      const workerId = remoteWorkerId(request, body.worker);
-      await recordWorkerPoll(db, { id: workerId, keyId: principalOf(request).keyId, baseModels: body.base_models });
-      await reapExpiredLeases(db, { maxAttempts: config.jobs.maxAttempts });
-      const filter = pytorchClaimFilter(config.jobs, body.base_models);
-      // A job that cannot start (its KL reference is gone) ends as failed; the worker gets the next one.
-      for (let attempt = 0; attempt < 8; attempt++) {
-        const [job] = await claimJobs(db, workerId, { leaseMs: config.jobs.leaseMs, limit: 1, baseModels: filter });
-        if (!job) return { job: null };
-        const started = await startClaimedJob(app, request, job, body.worker);
-        if (started) return { job: started };
-      }
-      return { job: null };
-    },
-  );
+  defineRoute(app, { method: "POST", url: "/claim", summary: "Claim the next training job for some base models, with a lease", tags, body: ClaimReq, response: ClaimRes, security: "bearer" }, async ({ body }, request) => {
+    const workerId = remoteWorkerId(request, body.worker);
+    await recordWorkerPoll(db, { id: workerId, keyId: principalOf(request).keyId, baseModels: body.base_models });
+    await reapExpiredLeases(db, { maxAttempts: config.jobs.maxAttempts });
+    const filter = pytorchClaimFilter(config.jobs, body.base_models);
+    // A job that cannot start (its KL reference is gone) ends as failed; the worker gets the next one.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const [job] = await claimJobs(db, workerId, { leaseMs: config.jobs.leaseMs, limit: 1, baseModels: filter });
+      if (!job) return { job: null };
+      const started = await startClaimedJob(app, request, job, body.worker);
+      if (started) return { job: started };
+    }
+    return { job: null };
+  });
 }
 
 async function startClaimedJob(app: FastifyInstance, request: Parameters<typeof remoteLease>[1], job: TrainingJobRow, worker: string) {

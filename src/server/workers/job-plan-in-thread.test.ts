@@ -24,7 +24,14 @@ describe("planJobInThread", () => {
   });
 
   it("answers an SFT job's plan exactly as planning it on the event loop would", async () => {
-    const rows = Array.from({ length: 7 }, (_, i) => JSON.stringify({ messages: [{ role: "user", content: `ping ${i}` }, { role: "assistant", content: `pong ${i}` }] }));
+    const rows = Array.from({ length: 7 }, (_, i) =>
+      JSON.stringify({
+        messages: [
+          { role: "user", content: `ping ${i}` },
+          { role: "assistant", content: `pong ${i}` },
+        ],
+      }),
+    );
     const work: StoredJobWork = { kind: "sft", config: JSON.stringify(resolveSftConfig({ batch_size: 3 }, rows.length)), data: { text: `${rows.join("\n")}\n`, fileName: "train.jsonl", metadataText: null } };
     const json = await inThread(work);
     expect(json).toBe(inLoop(work));

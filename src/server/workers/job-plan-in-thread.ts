@@ -47,16 +47,10 @@ function planInNewThread(request: JobPlanThreadRequest, memoryMb: number): Promi
       outcome();
       void thread.terminate();
     };
-    thread.once("message", (reply: JobPlanThreadReply) =>
-      settle(() => (reply.ok ? resolve(Buffer.from(reply.json.buffer, reply.json.byteOffset, reply.json.byteLength)) : reject(new JobPlanError(reply.message)))),
-    );
+    thread.once("message", (reply: JobPlanThreadReply) => settle(() => (reply.ok ? resolve(Buffer.from(reply.json.buffer, reply.json.byteOffset, reply.json.byteLength)) : reject(new JobPlanError(reply.message)))));
     thread.once("error", (error: Error & { code?: string }) =>
       settle(() =>
-        reject(
-          new JobPlanError(
-            error.code === "ERR_WORKER_OUT_OF_MEMORY" ? `planning the job needed more than this server's ${memoryMb} MiB (FLYWHEEL_JOB_PLAN_MEMORY_MB)` : `planning the job failed: ${error.message}`,
-          ),
-        ),
+        reject(new JobPlanError(error.code === "ERR_WORKER_OUT_OF_MEMORY" ? `planning the job needed more than this server's ${memoryMb} MiB (FLYWHEEL_JOB_PLAN_MEMORY_MB)` : `planning the job failed: ${error.message}`)),
       ),
     );
     thread.once("exit", (code) => settle(() => reject(new JobPlanError(`the planning thread exited with code ${code} before it finished`))));

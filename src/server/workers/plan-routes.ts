@@ -110,32 +110,24 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  defineRoute(
-    app,
-    { method: "GET", url: "/base-models/files", summary: "The files of a served base model's directory", tags, query: BaseModelQuery, response: BaseModelFilesRes, security: "bearer" },
-    async ({ query }) => {
-      const dir = baseModelDir(query.base_model);
-      const files = fs
-        .readdirSync(dir, { withFileTypes: true })
-        .filter((entry) => entry.isFile())
-        .map((entry) => ({ name: entry.name, size: fs.statSync(path.join(dir, entry.name)).size }))
-        .sort((a, b) => a.name.localeCompare(b.name));
-      return { files };
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/base-models/files", summary: "The files of a served base model's directory", tags, query: BaseModelQuery, response: BaseModelFilesRes, security: "bearer" }, async ({ query }) => {
+    const dir = baseModelDir(query.base_model);
+    const files = fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => ({ name: entry.name, size: fs.statSync(path.join(dir, entry.name)).size }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { files };
+  });
 
-  defineRoute(
-    app,
-    { method: "GET", url: "/base-models/file", summary: "One file of a served base model's directory", tags, query: BaseModelFileQuery, security: "bearer" },
-    async ({ query }, _request, reply) => {
-      const dir = baseModelDir(query.base_model);
-      if (query.name !== path.basename(query.name) || query.name.startsWith(".")) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
-      const file = path.join(dir, query.name);
-      if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
-      reply.header("content-length", fs.statSync(file).size);
-      return reply.type("application/octet-stream").send(fs.createReadStream(file));
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/base-models/file", summary: "One file of a served base model's directory", tags, query: BaseModelFileQuery, security: "bearer" }, async ({ query }, _request, reply) => {
+    const dir = baseModelDir(query.base_model);
+    if (query.name !== path.basename(query.name) || query.name.startsWith(".")) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
+    const file = path.join(dir, query.name);
+    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
+    reply.header("content-length", fs.statSync(file).size);
+    return reply.type("application/octet-stream").send(fs.createReadStream(file));
+  });
 
   async function checkpointFiles(modelId: string, step: number): Promise<Record<string, string> | null> {
     const row = await getCheckpointByStep(db, modelId, step);

@@ -46,7 +46,9 @@ describe.each(testDialects)("planning a large job on %s", (dialect) => {
     const plan = fetchPlan(url, jobId);
     const latencies = await healthLatenciesDuring(url, plan, 1000);
     const answer = await plan;
-    console.log(`${dialect}: plan of 400 conversations in ${(performance.now() - started).toFixed(0)} ms (${answer.body.length} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle p99 ${p99(idle).toFixed(1)} ms)`);
+    console.log(
+      `${dialect}: plan of 400 conversations in ${(performance.now() - started).toFixed(0)} ms (${answer.body.length} bytes); /health p99 ${p99(latencies).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms over ${latencies.length} polls (idle p99 ${p99(idle).toFixed(1)} ms)`,
+    );
     expect(answer.status, answer.body.slice(0, 500)).toBe(200);
     expect(answer.type).toMatch(/^application\/json/);
     const body = JSON.parse(answer.body);

@@ -50,8 +50,21 @@ const rlRow = (experimental: ExperimentalConfigReq) => {
   return { config, row: plan.rows[0]! };
 };
 const SFT_LINES = [
-  { messages: [{ role: "user", content: "Name a color." }, { role: "assistant", content: "blue, like the sky" }] },
-  { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Count." }, { role: "assistant", content: "one two three" }, { role: "user", content: "More." }, { role: "assistant", content: "four" }] },
+  {
+    messages: [
+      { role: "user", content: "Name a color." },
+      { role: "assistant", content: "blue, like the sky" },
+    ],
+  },
+  {
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Count." },
+      { role: "assistant", content: "one two three" },
+      { role: "user", content: "More." },
+      { role: "assistant", content: "four" },
+    ],
+  },
 ];
 const sftBatch = () => planSftJob(model, { kind: "sft", rows: SFT_LINES, fileName: "train.jsonl", config: resolveSftConfig({ batch_size: 2 }, SFT_LINES.length) })[0]!;
 let results: PythonResult[];
@@ -99,7 +112,10 @@ function worstGradientDifference(trainer: LoraTrainer, result: PythonResult): nu
   expect(result.modules.map((m) => `${m.layer}.${m.name}`)).toEqual(modules.map((m) => `${m.layer}.${m.name}`));
   let worst = 0;
   result.modules.forEach((entry, i) => {
-    for (const [actual, encoded] of [[trainer.gradientTensors[2 * i]!, entry.gradA], [trainer.gradientTensors[2 * i + 1]!, entry.gradB]] as const) {
+    for (const [actual, encoded] of [
+      [trainer.gradientTensors[2 * i]!, entry.gradA],
+      [trainer.gradientTensors[2 * i + 1]!, entry.gradB],
+    ] as const) {
       const theirs = floats(encoded);
       expect(theirs.length).toBe(actual.length);
       let scale = 0;

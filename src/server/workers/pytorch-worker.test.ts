@@ -65,7 +65,14 @@ describe(`the PyTorch trainer as a worker (${dialect})`, () => {
   };
   const createModel = async (name: string) => (await client.post<{ id: string }>("/preview/models", { body: { project: "p", name, base_model: POOL } })).id;
   const sftRows = (count: number) =>
-    Array.from({ length: count }, (_, i) => JSON.stringify({ messages: [{ role: "user", content: "Name a color." }, { role: "assistant", content: ["blue, like the sky", "green grass", "red roses", "gold"][i % 4] }] })).join("\n");
+    Array.from({ length: count }, (_, i) =>
+      JSON.stringify({
+        messages: [
+          { role: "user", content: "Name a color." },
+          { role: "assistant", content: ["blue, like the sky", "green grass", "red roses", "gold"][i % 4] },
+        ],
+      }),
+    ).join("\n");
   const sftJob = async (modelId: string, rows: number, learningRate: number, batchSize: number) => {
     const upload = await client.post<{ url: string }>("/preview/artifacts", { body: { project: "p", name: `data-${modelId}`, files: [{ name: "train.jsonl", text: `${sftRows(rows)}\n` }] } });
     return (await client.post<{ id: string }>("/preview/sft-training-jobs", { body: { model_id: modelId, training_data_url: upload.url, config: { learning_rate: learningRate, batch_size: batchSize } } })).id;
@@ -84,8 +91,7 @@ describe(`the PyTorch trainer as a worker (${dialect})`, () => {
     expect(Object.keys(files).sort()).toEqual(["adapter_config.json", "adapter_model.safetensors", "optimizer.safetensors"]);
     return loadLoraAdapter({ configFile: t.blobs.localPath(files["adapter_config.json"]!), weightsFile: t.blobs.localPath(files["adapter_model.safetensors"]!) }, { config: readModelConfig(tinyModel("qwen2").dir) });
   };
-  const greedy = (model: string) =>
-    client.chat.completions.create({ model, messages: [{ role: "user", content: "Name a color." }], temperature: 0, max_completion_tokens: 6, logprobs: true, seed: 1 });
+  const greedy = (model: string) => client.chat.completions.create({ model, messages: [{ role: "user", content: "Name a color." }], temperature: 0, max_completion_tokens: 6, logprobs: true, seed: 1 });
   const logprobsOf = (completion: ChatCompletion) => completion.choices[0]!.logprobs!.content!.map((entry) => [entry.token, entry.logprob]);
 
   it("trains an SFT job and an RL job with Flywheel's events; the engine serves each new checkpoint at once", async () => {

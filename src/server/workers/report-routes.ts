@@ -25,7 +25,16 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "POST", url: "/jobs/:job_id/heartbeat", summary: "Renew the lease of a held job; says whether the worker still holds it", tags, params: WorkerJobParams, body: HeartbeatReq, response: HeartbeatRes, security: "bearer" },
+    {
+      method: "POST",
+      url: "/jobs/:job_id/heartbeat",
+      summary: "Renew the lease of a held job; says whether the worker still holds it",
+      tags,
+      params: WorkerJobParams,
+      body: HeartbeatReq,
+      response: HeartbeatRes,
+      security: "bearer",
+    },
     async ({ params, body }, request) => {
       const owned = await renewLease(db, remoteLease(app, request, params.job_id, body.worker));
       const job = await getTrainingJobById(db, params.job_id);

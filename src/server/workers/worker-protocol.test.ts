@@ -182,7 +182,12 @@ describe.each(testDialects)("worker protocol on %s", (dialect) => {
     const a2 = await createRlJob(t, m1, flatGroups());
     const b1 = await createRlJob(t, m2, flatGroups(), t.keys.bob);
     const claims = await Promise.all(["w1", "w2", "w3"].map((name) => claim(name)));
-    expect(claims.filter(Boolean).map((job) => job!.id).sort()).toEqual([a1, b1].sort());
+    expect(
+      claims
+        .filter(Boolean)
+        .map((job) => job!.id)
+        .sort(),
+    ).toEqual([a1, b1].sort());
     const holder = ["w1", "w2", "w3"][claims.findIndex((job) => job?.id === a1)]!;
     // Another worker cannot write to a job it does not hold.
     const intruder = holder === "w1" ? "w2" : "w1";
@@ -252,7 +257,18 @@ describe.each(testDialects)("worker protocol on %s", (dialect) => {
   it("fails a job whose data cannot be planned, as the built-in trainer would", async () => {
     await start();
     const modelId = await registerModel(t, "m", t.keys.alice, POOL);
-    const bad = [{ trajectories: [0, 1].map((reward) => ({ messages_and_choices: [{ role: "user", content: "hi" }, { finish_reason: "stop", index: 0, logprobs: { content: [{ token: "token_id:999999", bytes: [1], logprob: -1, top_logprobs: [] }] }, message: { role: "assistant", content: "x" } }], reward })), exceptions: [] }];
+    const bad = [
+      {
+        trajectories: [0, 1].map((reward) => ({
+          messages_and_choices: [
+            { role: "user", content: "hi" },
+            { finish_reason: "stop", index: 0, logprobs: { content: [{ token: "token_id:999999", bytes: [1], logprob: -1, top_logprobs: [] }] }, message: { role: "assistant", content: "x" } },
+          ],
+          reward,
+        })),
+        exceptions: [],
+      },
+    ];
     const jobId = await createRlJob(t, modelId, bad);
     await claim();
     const plan = await worker({ method: "GET", url: `/v1/worker/jobs/${jobId}/plan?worker=w1` });

@@ -32,13 +32,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex("training_jobs_status").on("training_jobs").columns(["status", "position"]).execute();
   // The database itself guarantees one running job per model, whatever the workers race on.
-  await db.schema
-    .createIndex("training_jobs_one_running_per_model")
-    .unique()
-    .on("training_jobs")
-    .column("model_id")
-    .where(sql.ref("status"), "=", sql.lit("running"))
-    .execute();
+  await db.schema.createIndex("training_jobs_one_running_per_model").unique().on("training_jobs").column("model_id").where(sql.ref("status"), "=", sql.lit("running")).execute();
 
   await db.schema
     .createTable("training_job_events")

@@ -38,7 +38,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Partial indexes over live, started calls (every read asks for both), with started_at and id
   // last so that each one also yields its rows in the default order without sorting.
   const live = (index: string, columns: string[]) =>
-    db.schema.createIndex(index).on("trace_calls").columns(["project_id", ...columns]).where(sql.ref("deleted_at"), "is", null).where(sql.ref("op_name"), "is not", null).execute();
+    db.schema
+      .createIndex(index)
+      .on("trace_calls")
+      .columns(["project_id", ...columns])
+      .where(sql.ref("deleted_at"), "is", null)
+      .where(sql.ref("op_name"), "is not", null)
+      .execute();
   await live("trace_calls_started", ["started_at", "id"]);
   await live("trace_calls_trace", ["trace_id", "started_at", "id"]);
   await live("trace_calls_parent", ["parent_id", "started_at", "id"]);

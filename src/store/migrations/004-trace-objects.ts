@@ -125,17 +125,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of [
-    "trace_annotator_progress",
-    "trace_annotation_queue_items",
-    "trace_annotation_queues",
-    "trace_files",
-    "trace_tables",
-    "trace_table_rows",
-    "trace_object_aliases",
-    "trace_object_tags",
-    "trace_objects",
-  ]) {
+  for (const table of ["trace_annotator_progress", "trace_annotation_queue_items", "trace_annotation_queues", "trace_files", "trace_tables", "trace_table_rows", "trace_object_aliases", "trace_object_tags", "trace_objects"]) {
     await db.schema.dropTable(table).execute();
   }
 }

@@ -18,7 +18,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Terms only (detail=none: no positions), the call id kept beside them.
     await sql`CREATE VIRTUAL TABLE trace_call_terms USING fts5(terms, call_id UNINDEXED, content='', contentless_unindexed=1, columnsize=0, detail=none, tokenize='ascii')`.execute(db);
   } else {
-    await db.schema.createTable("trace_call_leaves").addColumn("call_id", sql`text COLLATE "C"`, (col) => col.notNull()).addColumn("keys", sql`bigint[]`, (col) => col.notNull()).execute();
+    await db.schema
+      .createTable("trace_call_leaves")
+      .addColumn("call_id", sql`text COLLATE "C"`, (col) => col.notNull())
+      .addColumn("keys", sql`bigint[]`, (col) => col.notNull())
+      .execute();
     await sql`CREATE INDEX trace_call_leaves_keys ON trace_call_leaves USING gin (keys)`.execute(db);
   }
   await fillLeaves(db);
@@ -49,7 +53,12 @@ export async function fillLeaves(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   let after: { project_id: string; id: string } | undefined;
   for (;;) {
-    let page = db.selectFrom("trace_calls").select(["project_id", "id", ...JSON_COLUMNS]).orderBy("project_id").orderBy("id").limit(PAGE);
+    let page = db
+      .selectFrom("trace_calls")
+      .select(["project_id", "id", ...JSON_COLUMNS])
+      .orderBy("project_id")
+      .orderBy("id")
+      .limit(PAGE);
     if (after) page = page.where(sql<boolean>`(project_id, id) > (${after.project_id}, ${after.id})`);
     const rows: Record<string, string | null>[] = await page.execute();
     if (rows.length === 0) return;
@@ -60,8 +69,16 @@ export async function fillLeaves(db: Kysely<any>): Promise<void> {
     const filled = documents.filter((document) => document.keys.length > 0);
     for (let i = 0; i < filled.length; i += ROWS_PER_INSERT) {
       const chunk = filled.slice(i, i + ROWS_PER_INSERT);
-      if (postgres) await db.insertInto("trace_call_leaves").values(chunk.map((document) => ({ call_id: document.callId, keys: document.keys }))).execute();
-      else await db.insertInto("trace_call_terms").values(chunk.map((document) => ({ terms: document.keys.map((key) => `k${key}`).join(" "), call_id: document.callId }))).execute();
+      if (postgres)
+        await db
+          .insertInto("trace_call_leaves")
+          .values(chunk.map((document) => ({ call_id: document.callId, keys: document.keys })))
+          .execute();
+      else
+        await db
+          .insertInto("trace_call_terms")
+          .values(chunk.map((document) => ({ terms: document.keys.map((key) => `k${key}`).join(" "), call_id: document.callId })))
+          .execute();
     }
     const last = rows[rows.length - 1]!;
     after = { project_id: last.project_id!, id: last.id! };

@@ -71,7 +71,11 @@ export async function fillText(db: Kysely<any>): Promise<void> {
       if (row.output !== null) values.push({ body: jsonText(row.output ?? null), project_id: row.project_id!, call_id: row.id! });
     }
     // SQLite allows 32766 parameters per statement; 3 per row.
-    for (let i = 0; i < values.length; i += 5000) await db.insertInto("trace_call_text").values(values.slice(i, i + 5000)).execute();
+    for (let i = 0; i < values.length; i += 5000)
+      await db
+        .insertInto("trace_call_text")
+        .values(values.slice(i, i + 5000))
+        .execute();
     const last = rows[rows.length - 1]!;
     after = { project_id: last.project_id!, id: last.id! };
   }

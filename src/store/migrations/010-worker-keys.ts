@@ -7,7 +7,10 @@ import type { Kysely } from "kysely";
  * worker of its kind is polling.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable("api_keys").addColumn("role", "text", (col) => col.notNull().defaultTo("user")).execute();
+  await db.schema
+    .alterTable("api_keys")
+    .addColumn("role", "text", (col) => col.notNull().defaultTo("user"))
+    .execute();
   await db.schema
     .createTable("training_workers")
     .addColumn("id", "text", (col) => col.primaryKey())

@@ -79,7 +79,9 @@ export async function queryCosts(db: TraceDb, dialect: DialectName, q: CostQuery
   if (q.query) conditions.push(compiler.predicate(q.query));
   const order = (q.sortBy ?? []).flatMap((key) => compiler.orderTerms(costFieldResolver(key.field), key.direction));
   order.push(sql`p.id ASC`);
-  const statement = sql<Record<string, unknown>>`SELECT ${sql.join(fields.map((field) => sql.ref(`p.${field}`)))} FROM trace_costs p WHERE ${sql.join(conditions, sql` AND `)} ORDER BY ${sql.join(order)} ${traceSql(dialect).limitOffset(q.limit, q.offset)}`;
+  const statement = sql<
+    Record<string, unknown>
+  >`SELECT ${sql.join(fields.map((field) => sql.ref(`p.${field}`)))} FROM trace_costs p WHERE ${sql.join(conditions, sql` AND `)} ORDER BY ${sql.join(order)} ${traceSql(dialect).limitOffset(q.limit, q.offset)}`;
   const rows = (await statement.execute(db)).rows;
   return rows.map((row) => {
     const out: Record<string, unknown> = {};

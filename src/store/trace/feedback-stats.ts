@@ -62,10 +62,7 @@ export interface FeedbackStatsResult {
  * bucket of the range with `count` and `<aggregation>_<slug>` / `p<N>_<slug>`, plus the same
  * aggregations over the whole window.
  */
-export function feedbackStats(
-  rows: { created_at: string; payload: Record<string, unknown> }[],
-  req: { start: string; end: string; granularity?: number | null; timezone: string; metrics: FeedbackMetric[] },
-): FeedbackStatsResult {
+export function feedbackStats(rows: { created_at: string; payload: Record<string, unknown> }[], req: { start: string; end: string; granularity?: number | null; timezone: string; metrics: FeedbackMetric[] }): FeedbackStatsResult {
   const metrics = req.metrics.filter((metric) => metric.aggregations.length > 0 || metric.percentiles.length > 0);
   if (metrics.length === 0) throw new QueryError("At least one metric with aggregations is required");
   const slugs = metrics.map((metric) => metricSlug(metric.json_path));

@@ -122,7 +122,11 @@ export function feedbackFieldResolver(dialect: DialectName): FieldResolver {
  */
 export async function insertFeedback(db: TraceDb, rows: Feedback[]): Promise<Feedback[]> {
   if (rows.length === 0) return [];
-  await db.insertInto("trace_feedback").values(rows.map(toRow)).onConflict((oc) => oc.columns(["project_id", "id"]).doNothing()).execute();
+  await db
+    .insertInto("trace_feedback")
+    .values(rows.map(toRow))
+    .onConflict((oc) => oc.columns(["project_id", "id"]).doNothing())
+    .execute();
   const stored = await db
     .selectFrom("trace_feedback")
     .selectAll()
@@ -241,18 +245,11 @@ export async function feedbackInRange(
   db: TraceDb,
   q: { projectId: string; start: string; end: string; feedbackType?: string | null; triggerRef?: string | null; limit?: number },
 ): Promise<Pick<Feedback, "created_at" | "payload" | "trigger_ref">[]> {
-  let select = db
-    .selectFrom("trace_feedback")
-    .select(["created_at", "payload", "trigger_ref"])
-    .where("project_id", "=", q.projectId)
-    .where("created_at", ">=", q.start)
-    .where("created_at", "<", q.end);
+  let select = db.selectFrom("trace_feedback").select(["created_at", "payload", "trigger_ref"]).where("project_id", "=", q.projectId).where("created_at", ">=", q.start).where("created_at", "<", q.end);
   if (q.feedbackType) select = select.where("feedback_type", "=", q.feedbackType);
   if (q.triggerRef) {
     // `ref:*` matches every version of a monitor.
-    select = q.triggerRef.endsWith(":*")
-      ? select.where(sql<boolean>`substr(trigger_ref, 1, ${q.triggerRef.length - 1}) = ${q.triggerRef.slice(0, -1)}`)
-      : select.where("trigger_ref", "=", q.triggerRef);
+    select = q.triggerRef.endsWith(":*") ? select.where(sql<boolean>`substr(trigger_ref, 1, ${q.triggerRef.length - 1}) = ${q.triggerRef.slice(0, -1)}`) : select.where("trigger_ref", "=", q.triggerRef);
   }
   if (q.limit !== undefined) select = select.limit(q.limit);
   const rows = await select.orderBy("created_at", "desc").execute();

@@ -24,12 +24,34 @@ describe("trace timestamps", () => {
   });
 
   it("reads the SDKs' UTC form as text exactly as through a date", () => {
-    const samples = ["2024-05-01T12:00:00Z", "2024-05-01T12:00:00.1z", "2024-05-01 23:59:59.123456789+00:00", "2024-05-01T00:00:00.000-0000", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2000-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "2024-04-31T00:00:00Z", "2024-13-01T00:00:00Z", "2024-00-10T00:00:00Z", "2024-05-00T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z", "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z"];
+    const samples = [
+      "2024-05-01T12:00:00Z",
+      "2024-05-01T12:00:00.1z",
+      "2024-05-01 23:59:59.123456789+00:00",
+      "2024-05-01T00:00:00.000-0000",
+      "2024-02-29T00:00:00Z",
+      "2023-02-29T00:00:00Z",
+      "1900-02-29T00:00:00Z",
+      "2000-02-29T00:00:00Z",
+      "0000-01-01T00:00:00Z",
+      "0001-01-01T00:00:00Z",
+      "9999-12-31T23:59:59.999999Z",
+      "2024-04-31T00:00:00Z",
+      "2024-13-01T00:00:00Z",
+      "2024-00-10T00:00:00Z",
+      "2024-05-00T00:00:00Z",
+      "2024-05-01T24:00:00Z",
+      "2024-05-01T12:60:00Z",
+      "2024-05-01T12:00:60Z",
+      "2024-05-01T12:00:00.Z",
+    ];
     // Random dates, some of them impossible, with random fractions.
     for (let i = 0; i < 2000; i++) {
       const pad = (n: number, width: number) => String(n).padStart(width, "0");
       const fraction = i % 3 === 0 ? "" : `.${String(Math.floor(Math.random() * 1e9)).slice(0, 1 + (i % 9))}`;
-      samples.push(`${pad(Math.floor(Math.random() * 10000), 4)}-${pad(Math.floor(Math.random() * 14), 2)}-${pad(Math.floor(Math.random() * 33), 2)}T${pad(Math.floor(Math.random() * 25), 2)}:${pad(Math.floor(Math.random() * 61), 2)}:${pad(Math.floor(Math.random() * 61), 2)}${fraction}${i % 2 ? "Z" : "+00:00"}`);
+      samples.push(
+        `${pad(Math.floor(Math.random() * 10000), 4)}-${pad(Math.floor(Math.random() * 14), 2)}-${pad(Math.floor(Math.random() * 33), 2)}T${pad(Math.floor(Math.random() * 25), 2)}:${pad(Math.floor(Math.random() * 61), 2)}:${pad(Math.floor(Math.random() * 61), 2)}${fraction}${i % 2 ? "Z" : "+00:00"}`,
+      );
     }
     let accepted = 0;
     for (const sample of samples) {

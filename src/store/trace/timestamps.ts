@@ -46,7 +46,6 @@ export function formatTimestamp(instant: Instant): string {
   return `${new Date(instant.ms).toISOString().slice(0, 23)}${String(instant.micro).padStart(3, "0")}Z`;
 }
 
-
 /**
  * Canonical text of a request timestamp: ISO-8601 with or without zone (no zone means UTC), or a
  * Unix time in seconds (milliseconds when larger than 2e10, as pydantic reads numbers).
@@ -58,8 +57,7 @@ export function canonicalTimestamp(value: unknown): string | undefined {
     const utc = canonicalUtcText(value);
     if (utc !== undefined) return utc;
     instant = parseTimestamp(value);
-  }
-  else if (typeof value === "number" && Number.isFinite(value)) {
+  } else if (typeof value === "number" && Number.isFinite(value)) {
     const totalMs = Math.abs(value) > 2e10 ? value : value * 1000;
     const ms = Math.floor(totalMs);
     instant = { ms, micro: Math.min(999, Math.round((totalMs - ms) * 1000)) };

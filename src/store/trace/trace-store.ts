@@ -200,7 +200,13 @@ export class SqlTraceCallStore implements TraceCallStore {
     if (req.limit < 1) throw new QueryError("Usage aggregation limit must be positive");
     const calls = await this.usageCalls({ projectId: req.projectId, filter: req.filter, query: req.query }, req.includeCosts, req.limit);
     if (!calls) throw new TooLargeError(`Cannot compute complete usage: more than ${req.limit} calls match. Increase limit and retry.`);
-    return { call_usage: usageWithDescendants(calls, req.includeCosts), unfinished_call_ids: calls.filter((call) => !call.ended).map((call) => call.id).sort() };
+    return {
+      call_usage: usageWithDescendants(calls, req.includeCosts),
+      unfinished_call_ids: calls
+        .filter((call) => !call.ended)
+        .map((call) => call.id)
+        .sort(),
+    };
   }
 
   /** The matching calls' usage inputs, or undefined when more than `limit` match. */
@@ -271,7 +277,11 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   /** Adds `summary.weave.feedback`: the feedback whose weave_ref is the call. */
   private async attachFeedback(projectId: string, calls: CallSchema[]): Promise<void> {
-    const byCall = await feedbackForCalls(this.db, projectId, calls.map((call) => call.id));
+    const byCall = await feedbackForCalls(
+      this.db,
+      projectId,
+      calls.map((call) => call.id),
+    );
     for (const call of calls) {
       call.summary ??= {};
       const weave = (call.summary.weave ??= {}) as Record<string, unknown>;

@@ -54,11 +54,7 @@ export class PredictionsAndScores {
     this.scores = new MarkedCalls(calls, SCORE_MARK, "Score");
   }
 
-  async createPrediction(
-    projectId: string,
-    input: { model: string; inputs: Record<string, unknown>; output: unknown; evaluationRunId?: string | null; genaiSpanRef?: unknown },
-    wbUserId: string,
-  ): Promise<string> {
+  async createPrediction(projectId: string, input: { model: string; inputs: Record<string, unknown>; output: unknown; evaluationRunId?: string | null; genaiSpanRef?: unknown }, wbUserId: string): Promise<string> {
     requireRef(input.model, "model");
     const predictionId = uuidv7();
     let traceId = predictionId;

@@ -56,7 +56,12 @@ export async function queryEvalResults(calls: TraceCallStore, refs: RefReader, q
   const pasCalls = (await childrenOf(calls, q.projectId, rootIds, q.includeCosts)).filter((call) => isPredictAndScore(call.op_name));
   const children = new Map<string, CallSchema[]>();
   if (q.includePredictAndScoreChildren) {
-    for (const call of await childrenOf(calls, q.projectId, pasCalls.map((pas) => pas.id), q.includeCosts)) {
+    for (const call of await childrenOf(
+      calls,
+      q.projectId,
+      pasCalls.map((pas) => pas.id),
+      q.includeCosts,
+    )) {
       children.set(call.parent_id!, [...(children.get(call.parent_id!) ?? []), call]);
     }
   }
@@ -64,8 +69,7 @@ export async function queryEvalResults(calls: TraceCallStore, refs: RefReader, q
   const usesInputs = q.sortBy.some((sort) => sort.field.startsWith("inputs.")) || q.filters.length > 0;
   const inputsOf = usesInputs ? await resolvedExamples(refs, q.projectId, rows) : new Map<string, unknown>();
   rows = rows.filter((row) => matchesFilters(row, inputsOf.get(row.row_digest) ?? row.raw_data_row, q));
-  const intersect = (selected: EvalRow[], required: boolean) =>
-    required && rootIds.length > 1 ? selected.filter((row) => rootIds.every((id) => row.evaluations.some((entry) => entry.evaluation_call_id === id))) : selected;
+  const intersect = (selected: EvalRow[], required: boolean) => (required && rootIds.length > 1 ? selected.filter((row) => rootIds.every((id) => row.evaluations.some((entry) => entry.evaluation_call_id === id))) : selected);
   const result: Record<string, unknown> = { rows: [], total_rows: 0, summary: null, warnings: [] as string[] };
   if (q.includeRows) {
     const selected = sortRows(intersect(rows, q.requireIntersection), q.sortBy, rootIds, inputsOf);
@@ -96,7 +100,10 @@ async function childrenOf(calls: TraceCallStore, projectId: string, parentIds: s
 /** Each row's example with a row ref resolved to the row's value (for filters and sorts on `inputs.*`). */
 async function resolvedExamples(refs: RefReader, projectId: string, rows: EvalRow[]): Promise<Map<string, unknown>> {
   const withRefs = rows.filter((row) => isWeaveRefString(row.raw_data_row));
-  const values = await refs.tryReadBatch(projectId.split("/")[0]!, withRefs.map((row) => row.raw_data_row as string));
+  const values = await refs.tryReadBatch(
+    projectId.split("/")[0]!,
+    withRefs.map((row) => row.raw_data_row as string),
+  );
   const out = new Map<string, unknown>();
   withRefs.forEach((row, index) => {
     if (values[index] !== null && values[index] !== undefined) out.set(row.row_digest, values[index]);
@@ -112,9 +119,7 @@ function trialView(trial: EvalTrial, inputs: unknown): Record<string, unknown> {
 function matchesFilters(row: EvalRow, inputs: unknown, q: EvalResultsQuery): boolean {
   if (q.filters.length === 0) return true;
   const results = q.filters.map((filter) =>
-    row.evaluations
-      .filter((entry) => !filter.evaluation_call_id || entry.evaluation_call_id === filter.evaluation_call_id)
-      .some((entry) => entry.trials.some((trial) => matchesQuery(filter.query, trialView(trial, inputs)))),
+    row.evaluations.filter((entry) => !filter.evaluation_call_id || entry.evaluation_call_id === filter.evaluation_call_id).some((entry) => entry.trials.some((trial) => matchesQuery(filter.query, trialView(trial, inputs)))),
   );
   return q.filterLogicOperator === "and" ? results.every(Boolean) : results.some(Boolean);
 }

@@ -55,7 +55,11 @@ export class MarkedCalls {
   async delete(projectId: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     const found = await this.list(projectId, [{ $in: [{ $getField: "id" }, ids.map(literal)] }], {});
-    if (found.length > 0) await this.calls.deleteCalls(projectId, found.map((call) => call.id));
+    if (found.length > 0)
+      await this.calls.deleteCalls(
+        projectId,
+        found.map((call) => call.id),
+      );
     return found.length;
   }
 }

@@ -7,11 +7,7 @@ import type { TraceCallStore } from "../../store/trace/trace-store.js";
 import { readCall } from "./call-writes.js";
 import { EVALUATE_OP } from "./constants.js";
 
-export type EvaluationStatus =
-  | { code: "not_found" }
-  | { code: "running"; completed_rows: number; total_rows: number }
-  | { code: "failed"; error: string | null }
-  | { code: "complete"; output: unknown };
+export type EvaluationStatus = { code: "not_found" } | { code: "running"; completed_rows: number; total_rows: number } | { code: "failed"; error: string | null } | { code: "complete"; output: unknown };
 
 /**
  * `/evaluations/status` (`docs/api/trace.md#evaluations`, Weave's `methods/evaluation_status.py`): an

@@ -56,7 +56,7 @@ describe("stringifyJsonLossless", () => {
   });
 
   it("does not mistake user strings for its placeholders", () => {
-    const tricky = { s: '@pyjson-0000:1.0@', t: '"@' };
+    const tricky = { s: "@pyjson-0000:1.0@", t: '"@' };
     expect(JSON.parse(stringifyJsonLossless({ ...tricky, f: new PyFloat(2) }))).toEqual({ ...tricky, f: 2 });
   });
 

@@ -28,10 +28,10 @@ export function AddToDataset({ api, entity, project, callIds }: { api: Api; enti
         const digest = tableDigest(existing.rows);
         rows = (await api.trace<{ rows: { val: unknown }[] }>("/table/query", { project_id: projectId, digest })).rows.map((row) => row.val);
       }
-      const created = await api.post<{ object_id: string; version_index: number }>(
-        `${api.traceBase}/v2/${encodeURIComponent(entity)}/${encodeURIComponent(project)}/datasets`,
-        { name: datasetName, rows: [...rows, ...calls.map(callToDatasetRow)] },
-      );
+      const created = await api.post<{ object_id: string; version_index: number }>(`${api.traceBase}/v2/${encodeURIComponent(entity)}/${encodeURIComponent(project)}/datasets`, {
+        name: datasetName,
+        rows: [...rows, ...calls.map(callToDatasetRow)],
+      });
       setMessage({ text: `Added ${calls.length} call(s): ${datasetName} v${created.version_index} has ${rows.length + calls.length} rows.`, error: false, link: formatRoute(["datasets"], { project, dataset: created.object_id }) });
     } catch (caught) {
       setMessage({ text: (caught as Error).message, error: true });

@@ -39,7 +39,10 @@ export function StepChart({ spec }: { spec: ChartSpec }) {
         bands,
         scales: { x: { time: false } },
         // Small values (learning rates) need exponent notation, not uPlot's fixed decimals.
-        axes: [{ label: "step", size: 40 }, { size: 64, values: (_plot, splits) => splits.map((value) => formatNumber(value, 3)) }],
+        axes: [
+          { label: "step", size: 40 },
+          { size: 64, values: (_plot, splits) => splits.map((value) => formatNumber(value, 3)) },
+        ],
         legend: { show: true, live: true },
         cursor: { drag: { x: false, y: false } },
       },

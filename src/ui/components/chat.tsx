@@ -35,7 +35,13 @@ function Tokens({ tokens }: { tokens: NonNullable<MessageView["tokens"]> }) {
     <div class="tokens" data-testid="tokens" onMouseLeave={() => setHovered(undefined)}>
       {tokens.map((token, index) => (
         // biome-ignore lint/a11y/noStaticElementInteractions: hover highlight only (see above)
-        <span key={index} class={`token${index === hovered ? " hovered" : ""}`} style={{ background: logprobColor(token.logprob) }} title={describeTokenLogprobs(token.logprob, token.trainerLogprob)} onMouseEnter={() => setHovered(index)}>
+        <span
+          key={index}
+          class={`token${index === hovered ? " hovered" : ""}`}
+          style={{ background: logprobColor(token.logprob) }}
+          title={describeTokenLogprobs(token.logprob, token.trainerLogprob)}
+          onMouseEnter={() => setHovered(index)}
+        >
           {token.text}
         </span>
       ))}

@@ -69,7 +69,10 @@ function DatasetRows({ api, route, projectId, dataset }: { api: Api; route: Rout
   return (
     <section>
       <h3>
-        {dataset.name ?? dataset.object_id} <span class="muted">v{dataset.version_index} · {formatTime(dataset.created_at)}</span>
+        {dataset.name ?? dataset.object_id}{" "}
+        <span class="muted">
+          v{dataset.version_index} · {formatTime(dataset.created_at)}
+        </span>
       </h3>
       {dataset.description && <p>{dataset.description}</p>}
       <p class="muted" data-testid="dataset-count">

@@ -103,7 +103,9 @@ function EvaluationRuns({ api, route, projects, project, projectId }: { api: Api
 interface EvalResults {
   rows: EvalRow[];
   total_rows: number;
-  summary: { evaluations: { evaluation_call_id: string; display_name: string | null; model_ref: string | null; scorer_stats: { scorer_key: string; path: string | null; numeric_mean: number | null; pass_rate: number | null }[] }[] } | null;
+  summary: {
+    evaluations: { evaluation_call_id: string; display_name: string | null; model_ref: string | null; scorer_stats: { scorer_key: string; path: string | null; numeric_mean: number | null; pass_rate: number | null }[] }[];
+  } | null;
 }
 
 function ComparePage({ api, entity, project, a, b }: { api: Api; entity: string; project: string; a: string; b: string }) {
@@ -167,7 +169,10 @@ function ComparePage({ api, entity, project, a, b }: { api: Api; entity: string;
         </tbody>
       </table>
       <h3>
-        Rows <span class="muted">({rows.filter((row) => row.differs).length} of {rows.length} differ; those first)</span>
+        Rows{" "}
+        <span class="muted">
+          ({rows.filter((row) => row.differs).length} of {rows.length} differ; those first)
+        </span>
       </h3>
       <table class="grid compare-rows" data-testid="compare-rows">
         <thead>

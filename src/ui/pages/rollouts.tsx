@@ -47,7 +47,10 @@ export function RolloutsPage({ api, route, jobId }: { api: Api; route: Route; jo
                 return (
                   <li key={candidate.index} class={candidate.index === group?.index ? "selected" : ""}>
                     <a href={withQuery(route, { group: candidate.index })}>
-                      Group {candidate.index} <span class="muted">· {rewards.length} · rewards {rewards.map((reward) => formatNumber(reward, 2)).join(", ")}</span>
+                      Group {candidate.index}{" "}
+                      <span class="muted">
+                        · {rewards.length} · rewards {rewards.map((reward) => formatNumber(reward, 2)).join(", ")}
+                      </span>
                     </a>
                   </li>
                 );
@@ -72,8 +75,7 @@ export function RolloutsPage({ api, route, jobId }: { api: Api; route: Route; jo
                 {group.trajectories.map((trajectory, index) => (
                   <article key={index} class="trajectory">
                     <header>
-                      #{index} · reward <b>{formatNumber(trajectory.reward)}</b> · advantage{" "}
-                      <b class={trajectory.advantage > 0 ? "positive" : trajectory.advantage < 0 ? "negative" : ""}>{formatNumber(trajectory.advantage, 3)}</b>
+                      #{index} · reward <b>{formatNumber(trajectory.reward)}</b> · advantage <b class={trajectory.advantage > 0 ? "positive" : trajectory.advantage < 0 ? "negative" : ""}>{formatNumber(trajectory.advantage, 3)}</b>
                     </header>
                     <Chat messages={trajectoryMessages(trajectory.messages_and_choices, trajectory.trainer_logprobs)} tokens={tokens} />
                   </article>

@@ -177,12 +177,10 @@ function useCallPages(api: Api, body: object, bodyKey: string) {
       for (let page = Math.floor(first / PAGE); page * PAGE < last; page++) {
         if (requested.current.has(page)) continue;
         requested.current.add(page);
-        api
-          .traceLines<TraceCall>("/calls/stream_query", { ...body, sort_by: [{ field: "started_at", direction: "desc" }], offset: page * PAGE, limit: PAGE, columns: CALL_LIST_COLUMNS })
-          .then(
-            (calls) => mine === generation.current && setPages((previous) => new Map(previous).set(page, calls)),
-            (caught: Error) => mine === generation.current && setError(caught.message),
-          );
+        api.traceLines<TraceCall>("/calls/stream_query", { ...body, sort_by: [{ field: "started_at", direction: "desc" }], offset: page * PAGE, limit: PAGE, columns: CALL_LIST_COLUMNS }).then(
+          (calls) => mine === generation.current && setPages((previous) => new Map(previous).set(page, calls)),
+          (caught: Error) => mine === generation.current && setError(caught.message),
+        );
       }
     },
     [api, bodyKey],

@@ -17,8 +17,27 @@ describe("the call list's bounded count", () => {
     expect(callListLength(capped, new Map(), 100)).toBe(1000);
     expect(callListLength(capped, new Map([[0, 100]]), 100)).toBe(1000);
     expect(callListLength(capped, new Map([[9, 100]]), 100)).toBe(1100);
-    expect(callListLength(capped, new Map([[9, 100], [10, 100]]), 100)).toBe(1200);
-    expect(callListLength(capped, new Map([[9, 100], [10, 100], [11, 37]]), 100)).toBe(1137);
+    expect(
+      callListLength(
+        capped,
+        new Map([
+          [9, 100],
+          [10, 100],
+        ]),
+        100,
+      ),
+    ).toBe(1200);
+    expect(
+      callListLength(
+        capped,
+        new Map([
+          [9, 100],
+          [10, 100],
+          [11, 37],
+        ]),
+        100,
+      ),
+    ).toBe(1137);
   });
 
   it("asks for three characters before a substring search", () => {

@@ -17,11 +17,7 @@ describe("evaluation compare", () => {
   });
 
   it("puts differing rows first, the biggest score change first, then by digest", () => {
-    const rows = compareRows(
-      [row("r1", { s: 1 }, { s: 1 }), row("r2", { s: 0 }, { s: 1 }), row("r3", { s: 1 }, { s: 0.5 }), row("r4", { s: 1 }, undefined), row("r5", { s: 1 }, { s: 1 }, ["a", "b"])],
-      "A",
-      "B",
-    );
+    const rows = compareRows([row("r1", { s: 1 }, { s: 1 }), row("r2", { s: 0 }, { s: 1 }), row("r3", { s: 1 }, { s: 0.5 }), row("r4", { s: 1 }, undefined), row("r5", { s: 1 }, { s: 1 }, ["a", "b"])], "A", "B");
     expect(rows.map((r) => [r.digest, r.differs, r.change])).toEqual([
       ["r2", true, 1],
       ["r3", true, 0.5],

@@ -32,8 +32,18 @@ describe("historyCharts", () => {
 
 describe("latestReward", () => {
   it("prefers the newest logged train reward, else the newest job reward", () => {
-    expect(latestReward([{ step: 0, metrics: { "train/reward": 0.1 } }, { step: 3, metrics: { "job/reward": 0.9 } }])).toBe(0.1);
-    expect(latestReward([{ step: 0, metrics: { "job/reward": 0.1 } }, { step: 3, metrics: { "job/reward": 0.9 } }])).toBe(0.9);
+    expect(
+      latestReward([
+        { step: 0, metrics: { "train/reward": 0.1 } },
+        { step: 3, metrics: { "job/reward": 0.9 } },
+      ]),
+    ).toBe(0.1);
+    expect(
+      latestReward([
+        { step: 0, metrics: { "job/reward": 0.1 } },
+        { step: 3, metrics: { "job/reward": 0.9 } },
+      ]),
+    ).toBe(0.9);
     expect(latestReward([{ step: 0, metrics: {} }])).toBeUndefined();
   });
 });

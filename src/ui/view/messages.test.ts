@@ -4,13 +4,29 @@ import { callMessages, contentText, isChoice, trajectoryMessages } from "./messa
 const choice = {
   finish_reason: "tool_calls",
   index: 0,
-  logprobs: { content: [{ token: "token_id:72", bytes: [72, 105], logprob: -0.1 }, { token: "!", logprob: -2.5 }] },
+  logprobs: {
+    content: [
+      { token: "token_id:72", bytes: [72, 105], logprob: -0.1 },
+      { token: "!", logprob: -2.5 },
+    ],
+  },
   message: { role: "assistant", content: "Hi", tool_calls: [{ id: "call_1", type: "function", function: { name: "add", arguments: '{"a":1}' } }] },
 };
 
 describe("trajectory messages", () => {
   it("renders messages, sampled choices with tokens and tool calls, and tool results", () => {
-    const messages = trajectoryMessages([{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "Add" }, { type: "image_url", image_url: {} }] }, choice, { role: "tool", tool_call_id: "call_1", content: "2" }]);
+    const messages = trajectoryMessages([
+      { role: "system", content: "Be brief." },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Add" },
+          { type: "image_url", image_url: {} },
+        ],
+      },
+      choice,
+      { role: "tool", tool_call_id: "call_1", content: "2" },
+    ]);
     expect(messages.map((m) => [m.role, m.content, m.sampled])).toEqual([
       ["system", "Be brief.", false],
       ["user", "Add\n[image]", false],
@@ -47,7 +63,17 @@ describe("call messages", () => {
   });
 
   it("sets the trainer's logprobs beside the sampler's on a choice's tokens, by item index", () => {
-    const choice = { finish_reason: "stop", index: 0, message: { role: "assistant", content: "hi" }, logprobs: { content: [{ token: "h", logprob: -0.1 }, { token: "i", logprob: -0.2 }] } };
+    const choice = {
+      finish_reason: "stop",
+      index: 0,
+      message: { role: "assistant", content: "hi" },
+      logprobs: {
+        content: [
+          { token: "h", logprob: -0.1 },
+          { token: "i", logprob: -0.2 },
+        ],
+      },
+    };
     const [user, assistant] = trajectoryMessages([{ role: "user", content: "x" }, choice], { "1": [-0.15, null] });
     expect(user!.tokens).toBeUndefined();
     expect(assistant!.tokens).toEqual([

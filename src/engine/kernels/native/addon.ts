@@ -46,7 +46,20 @@ export interface AddonContext {
   ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;
   siluMulBackward(dGate: Float32Array, dUp: Float32Array, dOut: Float32Array, gate: Float32Array, up: Float32Array, length: number): void;
   embedBackward(dTable: Float32Array, dOut: Float32Array, ids: Int32Array, dim: number): void;
-  attentionBackward(dq: Float32Array, dKeys: Float32Array, dValues: Float32Array, dOut: Float32Array, q: Float32Array, keys: Float32Array, values: Float32Array, rows: number, start: number, heads: number, kvHeads: number, headDim: number): void;
+  attentionBackward(
+    dq: Float32Array,
+    dKeys: Float32Array,
+    dValues: Float32Array,
+    dOut: Float32Array,
+    q: Float32Array,
+    keys: Float32Array,
+    values: Float32Array,
+    rows: number,
+    start: number,
+    heads: number,
+    kvHeads: number,
+    headDim: number,
+  ): void;
   /** Per row: the max, Σ exp(x − max) and Σ exp(x − max)·x, with the sampler's exp table (2^(-j/64)). */
   tokenLogprobSums(logits: Float32Array, rows: number, vocab: number, fractionPowers: Float64Array, maxes: Float64Array, sums: Float64Array, weighted: Float64Array): void;
   tokenLogprobsBackward(logits: Float32Array, rows: number, vocab: number, targets: Int32Array, normalizers: Float64Array, gradients: Float64Array, fractionPowers: Float64Array): void;

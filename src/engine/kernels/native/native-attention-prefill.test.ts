@@ -25,30 +25,27 @@ describeNative("native attention, many rows at once against one row at a time", 
     { start: 5, rows: 130 },
   ];
 
-  it.each(levels.flatMap((simd) => [32, 64, 128].map((headDim) => ({ simd, headDim }))))(
-    "$simd, head size $headDim: every row's output equals decode's bit for bit",
-    ({ simd, headDim }) => {
-      const kernels = new NativeKernels(addon, { threads: 2, simd });
-      const random = new SeededRandom(headDim);
-      for (const { heads, kvHeads } of shapes) {
-        const shape = { heads, kvHeads, headDim };
-        for (const { start, rows } of spans) {
-          const width = start + rows;
-          // Scores of a few units and up: softmax weights far from uniform, as in a trained model.
-          const q = random.uniform(rows * heads * headDim, 3);
-          const keys = random.uniform(width * kvHeads * headDim, 2);
-          const values = random.uniform(width * kvHeads * headDim, 1);
-          const together = new Float32Array(q.length);
-          kernels.attention({ out: together, q, rows, keys, values, start, shape });
-          const alone = new Float32Array(q.length);
-          const rowWidth = heads * headDim;
-          for (let row = 0; row < rows; row++) {
-            const slice = (array: Float32Array) => array.subarray(row * rowWidth, (row + 1) * rowWidth);
-            kernels.attention({ out: slice(alone), q: slice(q), rows: 1, keys, values, start: start + row, shape });
-          }
-          expectSameBits(together, alone, `${heads}/${kvHeads} heads, rows ${start}..${width}`);
+  it.each(levels.flatMap((simd) => [32, 64, 128].map((headDim) => ({ simd, headDim }))))("$simd, head size $headDim: every row's output equals decode's bit for bit", ({ simd, headDim }) => {
+    const kernels = new NativeKernels(addon, { threads: 2, simd });
+    const random = new SeededRandom(headDim);
+    for (const { heads, kvHeads } of shapes) {
+      const shape = { heads, kvHeads, headDim };
+      for (const { start, rows } of spans) {
+        const width = start + rows;
+        // Scores of a few units and up: softmax weights far from uniform, as in a trained model.
+        const q = random.uniform(rows * heads * headDim, 3);
+        const keys = random.uniform(width * kvHeads * headDim, 2);
+        const values = random.uniform(width * kvHeads * headDim, 1);
+        const together = new Float32Array(q.length);
+        kernels.attention({ out: together, q, rows, keys, values, start, shape });
+        const alone = new Float32Array(q.length);
+        const rowWidth = heads * headDim;
+        for (let row = 0; row < rows; row++) {
+          const slice = (array: Float32Array) => array.subarray(row * rowWidth, (row + 1) * rowWidth);
+          kernels.attention({ out: slice(alone), q: slice(q), rows: 1, keys, values, start: start + row, shape });
         }
+        expectSameBits(together, alone, `${heads}/${kvHeads} heads, rows ${start}..${width}`);
       }
-    },
-  );
+    }
+  });
 });

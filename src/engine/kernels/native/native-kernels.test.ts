@@ -70,7 +70,12 @@ describeNative("native kernels", (addon) => {
       { heads: 8, kvHeads: 4, headDim: 128 },
       { heads: 4, kvHeads: 1, headDim: 40 },
     ])("attention over a long cache, heads $heads/$kvHeads of size $headDim", (shape) => {
-      for (const [start, rows] of [[0, 1], [300, 1], [37, 20], [2, 3]] as const) {
+      for (const [start, rows] of [
+        [0, 1],
+        [300, 1],
+        [37, 20],
+        [2, 3],
+      ] as const) {
         const kvWidth = shape.kvHeads * shape.headDim;
         const keys = random.uniform((start + rows) * kvWidth, 2);
         const values = random.uniform((start + rows) * kvWidth, 1);
@@ -169,7 +174,10 @@ describeNative("native kernels", (addon) => {
           }),
       ),
     );
-    expect(results).toEqual([[6, 15], [6, 15]]);
+    expect(results).toEqual([
+      [6, 15],
+      [6, 15],
+    ]);
   });
 
   describe("argument checks", () => {
@@ -191,9 +199,7 @@ describeNative("native kernels", (addon) => {
     });
 
     it("refuses foreign matrices, bad ids and wrongly sized weights", () => {
-      expect(() => kernels.matmul(new Float32Array(1), new Float32Array(1), 1, new TsKernels().createMatrix(1, 1, "F32", new Uint8Array(4)))).toThrow(
-        /another kernel backend/,
-      );
+      expect(() => kernels.matmul(new Float32Array(1), new Float32Array(1), 1, new TsKernels().createMatrix(1, 1, "F32", new Uint8Array(4)))).toThrow(/another kernel backend/);
       expect(() => kernels.embed(new Float32Array(3), w, [2])).toThrow(/token id 2 is outside the embedding \(2 rows\)/);
       expect(() => kernels.embed(new Float32Array(3), w, [0.5])).toThrow(/token id 0.5 is not a valid token id/);
       expect(() => kernels.createMatrix(2, 3, "F16", new Uint8Array(8))).toThrow(/a 2×3 f16 matrix needs 12 bytes, got 8/);

@@ -97,7 +97,14 @@ export function attentionBackward(args: AttentionBackwardArgs, scratch: Float64A
           const k1 = k0 + kvStride;
           const k2 = k1 + kvStride;
           const k3 = k2 + kvStride;
-          let s0 = 0, s1 = 0, s2 = 0, s3 = 0, d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+          let s0 = 0,
+            s1 = 0,
+            s2 = 0,
+            s3 = 0,
+            d0 = 0,
+            d1 = 0,
+            d2 = 0,
+            d3 = 0;
           for (let d = 0; d < headDim; d++) {
             const qd = q[qOffset + d]!;
             const od = dOut[qOffset + d]!;
@@ -157,7 +164,10 @@ export function attentionBackward(args: AttentionBackwardArgs, scratch: Float64A
           const k1 = k0 + kvStride;
           const k2 = k1 + kvStride;
           const k3 = k2 + kvStride;
-          const g0 = scratch[sRow + j]!, g1 = scratch[sRow + j + 1]!, g2 = scratch[sRow + j + 2]!, g3 = scratch[sRow + j + 3]!;
+          const g0 = scratch[sRow + j]!,
+            g1 = scratch[sRow + j + 1]!,
+            g2 = scratch[sRow + j + 2]!,
+            g3 = scratch[sRow + j + 3]!;
           for (let d = 0; d < headDim; d++) scratch[acc0 + d] += g0 * keys[k0 + d]! + g1 * keys[k1 + d]! + g2 * keys[k2 + d]! + g3 * keys[k3 + d]!;
         }
         for (; j < visible; j++) {
@@ -178,8 +188,14 @@ export function attentionBackward(args: AttentionBackwardArgs, scratch: Float64A
           const q1 = q0 + qStride;
           const q2 = q1 + qStride;
           const q3 = q2 + qStride;
-          const g0 = scratch[sBase + b * width + j]!, g1 = scratch[sBase + (b + 1) * width + j]!, g2 = scratch[sBase + (b + 2) * width + j]!, g3 = scratch[sBase + (b + 3) * width + j]!;
-          const p0 = scratch[pBase + b * width + j]!, p1 = scratch[pBase + (b + 1) * width + j]!, p2 = scratch[pBase + (b + 2) * width + j]!, p3 = scratch[pBase + (b + 3) * width + j]!;
+          const g0 = scratch[sBase + b * width + j]!,
+            g1 = scratch[sBase + (b + 1) * width + j]!,
+            g2 = scratch[sBase + (b + 2) * width + j]!,
+            g3 = scratch[sBase + (b + 3) * width + j]!;
+          const p0 = scratch[pBase + b * width + j]!,
+            p1 = scratch[pBase + (b + 1) * width + j]!,
+            p2 = scratch[pBase + (b + 2) * width + j]!,
+            p3 = scratch[pBase + (b + 3) * width + j]!;
           for (let d = 0; d < headDim; d++) {
             scratch[acc1 + d] += g0 * q[q0 + d]! + g1 * q[q1 + d]! + g2 * q[q2 + d]! + g3 * q[q3 + d]!;
             scratch[acc2 + d] += p0 * dOut[q0 + d]! + p1 * dOut[q1 + d]! + p2 * dOut[q2 + d]! + p3 * dOut[q3 + d]!;

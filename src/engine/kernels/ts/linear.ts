@@ -23,7 +23,14 @@ export function matmul(out: Float32Array, x: Float32Array, rows: number, w: F32M
     for (; o + 2 <= outDim; o += 2) {
       const wa = o * inDim;
       const wb = wa + inDim;
-      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+      let a0 = 0,
+        a1 = 0,
+        a2 = 0,
+        a3 = 0,
+        b0 = 0,
+        b1 = 0,
+        b2 = 0,
+        b3 = 0;
       for (let i = 0; i < inDim; i++) {
         const wai = weights[wa + i]!;
         const wbi = weights[wb + i]!;
@@ -53,7 +60,10 @@ export function matmul(out: Float32Array, x: Float32Array, rows: number, w: F32M
     }
     for (; o < outDim; o++) {
       const wo = o * inDim;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       for (let i = 0; i < inDim; i++) {
         const wi = weights[wo + i]!;
         s0 += x[x0 + i]! * wi;
@@ -77,7 +87,10 @@ export function matmul(out: Float32Array, x: Float32Array, rows: number, w: F32M
       const w1 = w0 + inDim;
       const w2 = w1 + inDim;
       const w3 = w2 + inDim;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       for (let i = 0; i < inDim; i++) {
         const v = x[xr + i]!;
         s0 += v * weights[w0 + i]!;
@@ -122,10 +135,22 @@ export function linearBackward(args: LinearBackwardArgs, w: F32Matrix, scratch: 
     const y3 = count > 3 ? y0 + 3 * outDim : -1;
     let o = 0;
     for (; o + 4 <= outDim; o += 4) {
-      const a0 = dy[y0 + o]!, a1 = dy[y0 + o + 1]!, a2 = dy[y0 + o + 2]!, a3 = dy[y0 + o + 3]!;
-      const b0 = y1 < 0 ? 0 : dy[y1 + o]!, b1 = y1 < 0 ? 0 : dy[y1 + o + 1]!, b2 = y1 < 0 ? 0 : dy[y1 + o + 2]!, b3 = y1 < 0 ? 0 : dy[y1 + o + 3]!;
-      const c0 = y2 < 0 ? 0 : dy[y2 + o]!, c1 = y2 < 0 ? 0 : dy[y2 + o + 1]!, c2 = y2 < 0 ? 0 : dy[y2 + o + 2]!, c3 = y2 < 0 ? 0 : dy[y2 + o + 3]!;
-      const d0 = y3 < 0 ? 0 : dy[y3 + o]!, d1 = y3 < 0 ? 0 : dy[y3 + o + 1]!, d2 = y3 < 0 ? 0 : dy[y3 + o + 2]!, d3 = y3 < 0 ? 0 : dy[y3 + o + 3]!;
+      const a0 = dy[y0 + o]!,
+        a1 = dy[y0 + o + 1]!,
+        a2 = dy[y0 + o + 2]!,
+        a3 = dy[y0 + o + 3]!;
+      const b0 = y1 < 0 ? 0 : dy[y1 + o]!,
+        b1 = y1 < 0 ? 0 : dy[y1 + o + 1]!,
+        b2 = y1 < 0 ? 0 : dy[y1 + o + 2]!,
+        b3 = y1 < 0 ? 0 : dy[y1 + o + 3]!;
+      const c0 = y2 < 0 ? 0 : dy[y2 + o]!,
+        c1 = y2 < 0 ? 0 : dy[y2 + o + 1]!,
+        c2 = y2 < 0 ? 0 : dy[y2 + o + 2]!,
+        c3 = y2 < 0 ? 0 : dy[y2 + o + 3]!;
+      const d0 = y3 < 0 ? 0 : dy[y3 + o]!,
+        d1 = y3 < 0 ? 0 : dy[y3 + o + 1]!,
+        d2 = y3 < 0 ? 0 : dy[y3 + o + 2]!,
+        d3 = y3 < 0 ? 0 : dy[y3 + o + 3]!;
       const w0 = o * inDim;
       const w1 = w0 + inDim;
       const w2 = w1 + inDim;
@@ -180,7 +205,14 @@ export function linearWeightBackward(args: LinearWeightBackwardArgs, dyT: Float3
       const x1 = x0 + rows;
       const x2 = x1 + rows;
       const x3 = x2 + rows;
-      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+      let a0 = 0,
+        a1 = 0,
+        a2 = 0,
+        a3 = 0,
+        b0 = 0,
+        b1 = 0,
+        b2 = 0,
+        b3 = 0;
       for (let r = 0; r < rows; r++) {
         const ya = dyT[ga + r]!;
         const yb = dyT[gb + r]!;

@@ -3,7 +3,16 @@ import { fill } from "../examples.js";
 import type { TaskRandom } from "../random.js";
 
 const ADDITION = ["What is {a} + {b}?", "What is {a} plus {b}?", "Compute {a} + {b}.", "Calculate {a} + {b}.", "{a} + {b} = ?", "How much is {a} plus {b}?", "Add {a} and {b}.", "What do you get when you add {a} and {b}?"];
-const SUBTRACTION = ["What is {a} - {b}?", "What is {a} minus {b}?", "Compute {a} - {b}.", "Calculate {a} - {b}.", "{a} - {b} = ?", "How much is {a} minus {b}?", "Subtract {b} from {a}.", "What do you get when you take {b} from {a}?"];
+const SUBTRACTION = [
+  "What is {a} - {b}?",
+  "What is {a} minus {b}?",
+  "Compute {a} - {b}.",
+  "Calculate {a} - {b}.",
+  "{a} - {b} = ?",
+  "How much is {a} minus {b}?",
+  "Subtract {b} from {a}.",
+  "What do you get when you take {b} from {a}?",
+];
 
 /** A number of one or two digits (two more often: there are more of them). */
 function operand(random: TaskRandom): number {

@@ -14,7 +14,7 @@ const SMALL_TALK: readonly { inputs: string[]; reply: string; mentions: string }
 ];
 
 const CAPITAL_QUESTIONS = ["What is the capital of {country}?", "Which city is the capital of {country}?", "Name the capital of {country}.", "What city is {country}'s capital?", "Tell me the capital of {country}."];
-const OPPOSITE_QUESTIONS = ["What is the opposite of {word}?", "What is the opposite of \"{word}\"?", "Give me the opposite of {word}.", "What word means the opposite of {word}?"];
+const OPPOSITE_QUESTIONS = ["What is the opposite of {word}?", 'What is the opposite of "{word}"?', "Give me the opposite of {word}.", "What word means the opposite of {word}?"];
 const WEEKDAY_QUESTIONS = ["What day comes after {day}?", "Which day follows {day}?", "What is the day after {day}?"];
 const NAME_INTRODUCTIONS = ["My name is {name}.", "Hi, I am {name}.", "Hello! I'm {name}.", "Call me {name}."];
 const NAME_QUESTIONS = ["What is my name?", "Do you remember my name?", "What did I say my name was?"];

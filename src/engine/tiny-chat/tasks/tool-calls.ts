@@ -4,7 +4,16 @@ import type { TaskRandom } from "../random.js";
 import { CALCULATOR_TOOL, CONVERT_TOOL, convertUnits, TINY_CHAT_TOOLS, type ToolDefinition, UNIT_CONVERSIONS, WEATHER_TOOL } from "../tools.js";
 import { CITIES, CONDITIONS } from "../words.js";
 
-const WEATHER_REQUESTS = ["What's the weather in {city}?", "What is the weather like in {city} today?", "How warm is it in {city}?", "Is it raining in {city}?", "Weather in {city}, please.", "Tell me the weather for {city}.", "Check the weather in {city} for me.", "How is the weather in {city} right now?"];
+const WEATHER_REQUESTS = [
+  "What's the weather in {city}?",
+  "What is the weather like in {city} today?",
+  "How warm is it in {city}?",
+  "Is it raining in {city}?",
+  "Weather in {city}, please.",
+  "Tell me the weather for {city}.",
+  "Check the weather in {city} for me.",
+  "How is the weather in {city} right now?",
+];
 const CONVERT_REQUESTS = ["Convert {value} {from} to {to}.", "How many {to} is {value} {from}?", "What is {value} {from} in {to}?", "{value} {from} in {to}, please.", "Please convert {value} {from} into {to}."];
 const CALCULATOR_REQUESTS = ["Use the calculator to work out {expression}.", "Calculate {expression} with the calculator.", "Please use the tool to compute {expression}.", "Work out {expression} using the calculator."];
 
@@ -120,12 +129,7 @@ export function toolAnswerExample(random: TaskRandom): TinyChatExample {
   return {
     task: "tool_answer",
     key: chosen.resultKey,
-    messages: [
-      { role: "user", content: chosen.request },
-      callMessage(chosen),
-      { role: "tool", content: jsonText(chosen.result) },
-      { role: "assistant", content: chosen.answer },
-    ],
+    messages: [{ role: "user", content: chosen.request }, callMessage(chosen), { role: "tool", content: jsonText(chosen.result) }, { role: "assistant", content: chosen.answer }],
     tools: toolSet(random, chosen.tool),
     expected: { kind: "contains", values: chosen.mentions },
   };

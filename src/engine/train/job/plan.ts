@@ -58,9 +58,7 @@ export function planRlJob(model: ModelFiles, work: RlJobWork, random: () => numb
   // Positions past the model's maximum cannot run, so an explicit row length is capped there too.
   const rowLength = Math.min(config.packed_sequence_length ?? autoPackedSequenceLength(longest, maxLength), maxLength);
   const batch =
-    tokenized.results.length > 0
-      ? packTokenizedResults(tokenized.results, rowLength, { padTokenId: model.tokenizer.eosTokenId ?? 0, advantageBalance: config.advantage_balance, random })
-      : { sequenceLength: rowLength, rows: [] };
+    tokenized.results.length > 0 ? packTokenizedResults(tokenized.results, rowLength, { padTokenId: model.tokenizer.eosTokenId ?? 0, advantageBalance: config.advantage_balance, random }) : { sequenceLength: rowLength, rows: [] };
   if (batch.rows.length === 0 || !batchHasTrainableTokens(batch, config.allow_training_without_logprobs)) return { rows: [], learningRates: [], groupCounts };
   const multiplier = config.scale_learning_rate_by_reward_std_dev ? rewardStdDevLearningRateMultiplier(work.rewardStdDevHistory) : 1;
   const learningRates = batch.rows.map((row) => rowLearningRate(config.learning_rate, row, config.num_trajectories_learning_rate_multiplier_power, multiplier));

@@ -13,13 +13,7 @@ import type { RlJobWork, TrainerUpdate, TrainingJobSpec } from "./types.js";
  * `gradient_step` per row; returns whether anything was trained (nothing to learn: `started` with 0
  * sequences, and the weights stay as they were).
  */
-export function* rlJobSteps(
-  model: LoadedModel,
-  trainer: LoraTrainer,
-  spec: Pick<TrainingJobSpec, "klReference">,
-  work: RlJobWork,
-  random: () => number,
-): Generator<TrainerUpdate, boolean> {
+export function* rlJobSteps(model: LoadedModel, trainer: LoraTrainer, spec: Pick<TrainingJobSpec, "klReference">, work: RlJobWork, random: () => number): Generator<TrainerUpdate, boolean> {
   const { config } = work;
   const plan = planRlJob(model, work, random);
   yield { type: "started", numSequences: plan.rows.length };

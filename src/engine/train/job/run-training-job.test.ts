@@ -110,7 +110,11 @@ describe("runTrainingJob (RL)", () => {
     const spec = rlSpec("scaled", groups, { learning_rate: 6e-3, scale_learning_rate_by_reward_std_dev: true, kl_penalty_coef: 0.1, precalculate_logprobs: true }, null, {
       klReference: { files: null },
     });
-    if (spec.work.kind === "rl") spec.work.rewardStdDevHistory = [{ step: 1, value: 1 }, { step: 2, value: 0.5 }];
+    if (spec.work.kind === "rl")
+      spec.work.rewardStdDevHistory = [
+        { step: 1, value: 1 },
+        { step: 2, value: 0.5 },
+      ];
     const step = run(spec).find((update) => update.type === "gradient_step");
     expect(step?.type === "gradient_step" && step.metrics.learning_rate).toBeCloseTo(2e-3, 12);
     // A fresh adapter is the base model: the policy equals the reference, so the KL term is 0.
@@ -135,8 +139,19 @@ describe("runTrainingJob (RL)", () => {
 
 describe("runTrainingJob (SFT)", () => {
   const conversations = [
-    { messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] },
-    { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hello" }, { role: "assistant", content: "hello world" }] },
+    {
+      messages: [
+        { role: "user", content: "ping" },
+        { role: "assistant", content: "pong" },
+      ],
+    },
+    {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hello world" },
+      ],
+    },
   ];
 
   it("lowers the loss batch after batch at each batch's own rate and writes a PEFT adapter", () => {
@@ -174,7 +189,14 @@ describe("runTrainingJob (SFT)", () => {
 describe("runTrainingJob (non-finite steps)", () => {
   const completions = [0, 1].map((seed) => sampleCompletion(model, prompt, { seed: seed + 40, maxTokens: 6 }));
   const groups: TrajectoryGroupJson[] = [{ trajectories: completions.map((completion, i) => ({ reward: i, messages_and_choices: [...messages, artChoice(model, completion)] })) }];
-  const sftRows = [{ messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] }];
+  const sftRows = [
+    {
+      messages: [
+        { role: "user", content: "ping" },
+        { role: "assistant", content: "pong" },
+      ],
+    },
+  ];
   const sftSpec = (learningRate: number, from: AdapterFiles | null = null): TrainingJobSpec => ({
     jobId: "sft-non-finite",
     from,

@@ -42,8 +42,6 @@ function* namingFailedStep<T>(steps: Generator<TrainerUpdate, T>): Generator<Tra
     }
   } catch (error) {
     if (!(error instanceof NonFiniteTrainingError)) throw error;
-    throw new NonFiniteTrainingError(
-      `gradient step ${completed + 1}: ${error.message}; no checkpoint was committed (a lower learning rate, or a model trained from an earlier checkpoint, may help)`,
-    );
+    throw new NonFiniteTrainingError(`gradient step ${completed + 1}: ${error.message}; no checkpoint was committed (a lower learning rate, or a model trained from an earlier checkpoint, may help)`);
   }
 }

@@ -9,7 +9,12 @@ import type { TrainerUpdate, TrainingJobSpec } from "../job/types.js";
 import { resolveSftConfig } from "../sft-config.js";
 import { TrainerThreads } from "./trainer-threads.js";
 
-const conversation = { messages: [{ role: "user", content: "ping" }, { role: "assistant", content: "pong" }] };
+const conversation = {
+  messages: [
+    { role: "user", content: "ping" },
+    { role: "assistant", content: "pong" },
+  ],
+};
 
 function sftSpec(jobId: string, batches: number): TrainingJobSpec {
   const rows = Array.from({ length: 2 * batches }, () => conversation);

@@ -31,7 +31,11 @@ describe.each(ARCHITECTURES)("full-parameter gradients on %s", (architecture) =>
     const directions = perTensorDirections(parameters, 31).map((direction) => direction.map((tensor, i) => tensor.map((value) => value * scales[i]!)));
     const worstError = worstDirectionalError(parameters, gradients.tensors, directions, lossAt, 1e-2);
     expect(worstError).toBeLessThan(1e-3);
-    for (const [i, tensor] of gradients.tensors.entries()) expect(tensor.some((value) => Math.abs(value) > 1e-7), gradients.parameters[i]!.name).toBe(true);
+    for (const [i, tensor] of gradients.tensors.entries())
+      expect(
+        tensor.some((value) => Math.abs(value) > 1e-7),
+        gradients.parameters[i]!.name,
+      ).toBe(true);
   }
 
   it("match central differences for the SFT loss", () => {

@@ -25,14 +25,23 @@ export function modelParameters(transformer: Transformer): NamedParameter[] {
   weights.layers.forEach((layer, index) => {
     const prefix = `model.layers.${index}`;
     vector(`${prefix}.input_layernorm.weight`, layer.inputNorm);
-    for (const [name, linear] of [["q_proj", layer.q], ["k_proj", layer.k], ["v_proj", layer.v], ["o_proj", layer.o]] as const) {
+    for (const [name, linear] of [
+      ["q_proj", layer.q],
+      ["k_proj", layer.k],
+      ["v_proj", layer.v],
+      ["o_proj", layer.o],
+    ] as const) {
       matrix(`${prefix}.self_attn.${name}.weight`, linear.weight);
       if (linear.bias) vector(`${prefix}.self_attn.${name}.bias`, linear.bias);
     }
     if (layer.qNorm) vector(`${prefix}.self_attn.q_norm.weight`, layer.qNorm);
     if (layer.kNorm) vector(`${prefix}.self_attn.k_norm.weight`, layer.kNorm);
     vector(`${prefix}.post_attention_layernorm.weight`, layer.postAttentionNorm);
-    for (const [name, linear] of [["gate_proj", layer.gate], ["up_proj", layer.up], ["down_proj", layer.down]] as const) {
+    for (const [name, linear] of [
+      ["gate_proj", layer.gate],
+      ["up_proj", layer.up],
+      ["down_proj", layer.down],
+    ] as const) {
       matrix(`${prefix}.mlp.${name}.weight`, linear.weight);
       if (linear.bias) vector(`${prefix}.mlp.${name}.bias`, linear.bias);
     }
@@ -55,9 +64,7 @@ export class ModelGradients {
   readonly tensors: Float32Array[];
   private readonly byValues = new Map<Float32Array, Float32Array>();
 
-  constructor(
-    readonly transformer: Transformer,
-  ) {
+  constructor(readonly transformer: Transformer) {
     this.parameters = modelParameters(transformer);
     this.tensors = this.parameters.map(({ values }) => {
       const gradient = new Float32Array(values.length);

@@ -59,8 +59,16 @@ describe.each(ARCHITECTURES)("trainer forward on %s", (architecture) => {
   it("scores each completion of a packed row as if it ran alone after its prompt", () => {
     const adapter = randomizeAdapter(createLoraAdapter(model.config, { seed: 3 }), 4);
     const prompt = TOKENS.slice(0, 5);
-    const completions = [[400, 401, 402, 403], [410, 411, 412], [420, 421, 422, 423, 424]];
-    const row = packedTestRow(prompt, completions.map((tokens) => ({ tokens, advantage: 1 })), 24);
+    const completions = [
+      [400, 401, 402, 403],
+      [410, 411, 412],
+      [420, 421, 422, 423, 424],
+    ];
+    const row = packedTestRow(
+      prompt,
+      completions.map((tokens) => ({ tokens, advantage: 1 })),
+      24,
+    );
     expect(row.length).toBe(4 + completions.reduce((sum, completion) => sum + 1 + completion.length, 0));
     const inputs = rlLossInputs(row);
     const scores = trainer.forward(row, adapter, inputs);

@@ -160,7 +160,12 @@ export class TrainingModel {
     const { vocabSize, maxPositionEmbeddings } = this.transformer.config;
     const rows = sequence.length;
     if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`a training sequence needs at least one token, got length ${rows}`);
-    for (const [name, array] of [["tokens", sequence.tokens], ["inputPos", sequence.inputPos], ["groupIds", sequence.groupIds], ["parentIds", sequence.parentIds]] as const) {
+    for (const [name, array] of [
+      ["tokens", sequence.tokens],
+      ["inputPos", sequence.inputPos],
+      ["groupIds", sequence.groupIds],
+      ["parentIds", sequence.parentIds],
+    ] as const) {
       if (array.length < rows) throw new RangeError(`${name} has ${array.length} entries, the sequence has ${rows} tokens`);
     }
     if (request.targets.length !== request.mask.length || request.mask.length < rows) throw new RangeError(`targets and mask must have the same length, at least the sequence's ${rows} tokens`);

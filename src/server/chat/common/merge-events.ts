@@ -6,7 +6,11 @@
 export async function* mergeTagged<T>(sources: readonly AsyncIterable<T>[]): AsyncGenerator<{ source: number; value: T }> {
   const iterators = sources.map((source) => source[Symbol.asyncIterator]());
   const pending = new Map<number, Promise<{ source: number; result: IteratorResult<T> }>>();
-  const pull = (source: number) => pending.set(source, iterators[source]!.next().then((result) => ({ source, result })));
+  const pull = (source: number) =>
+    pending.set(
+      source,
+      iterators[source]!.next().then((result) => ({ source, result })),
+    );
   iterators.forEach((_, source) => pull(source));
   try {
     while (pending.size > 0) {

@@ -229,9 +229,7 @@ const ChatCompletionDelta = z.object({
   role: z.string().optional(),
   content: z.string().optional(),
   reasoning: z.string().optional(),
-  tool_calls: z
-    .array(z.object({ index: z.number().int(), id: z.string().optional(), type: z.literal("function").optional(), function: z.object({ name: z.string().optional(), arguments: z.string() }) }))
-    .optional(),
+  tool_calls: z.array(z.object({ index: z.number().int(), id: z.string().optional(), type: z.literal("function").optional(), function: z.object({ name: z.string().optional(), arguments: z.string() }) })).optional(),
 });
 
 const ChatCompletionChunkChoice = z.object({

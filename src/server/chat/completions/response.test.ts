@@ -51,7 +51,14 @@ describe("non-streaming response", () => {
   it("returns token ids, logprobs and prompt logprobs when asked", async () => {
     const plan = testPlan(tokenizer, { logprobs: true, returnTokenIds: true, promptLogprobs: true, formatter: new LogprobFormatter(tokenizer, { asTokenIds: true, topCount: 1 }) });
     const tokens = [
-      { tokenId: tokenizer.tokenId("hello")!, logprob: -0.5, top: [{ tokenId: tokenizer.tokenId("hello")!, logprob: -0.5 }, { tokenId: 104, logprob: -2 }] },
+      {
+        tokenId: tokenizer.tokenId("hello")!,
+        logprob: -0.5,
+        top: [
+          { tokenId: tokenizer.tokenId("hello")!, logprob: -0.5 },
+          { tokenId: 104, logprob: -2 },
+        ],
+      },
       { tokenId: eos, logprob: -Infinity, top: [] },
     ];
     const response = (await collectCompletion(
@@ -90,13 +97,7 @@ describe("non-streaming response", () => {
 
   it("orders n choices by index, sums their tokens and echoes the last message", async () => {
     const response = (await collectCompletion(
-      eventStream([
-        started(),
-        output(1, "b"),
-        output(0, "aa"),
-        { type: "finished", index: 1, finishReason: "length", stopReason: null },
-        { type: "finished", index: 0, finishReason: "stop", stopReason: "END" },
-      ]),
+      eventStream([started(), output(1, "b"), output(0, "aa"), { type: "finished", index: 1, finishReason: "length", stopReason: null }, { type: "finished", index: 0, finishReason: "stop", stopReason: "END" }]),
       testPlan(tokenizer, { n: 2, echo: "Once upon " }),
     )) as { choices: { message: { content: string }; finish_reason: string; stop_reason: unknown }[]; usage: { completion_tokens: number } };
     expect(response.choices.map((choice) => [choice.message.content, choice.finish_reason, choice.stop_reason])).toEqual([

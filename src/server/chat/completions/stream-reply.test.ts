@@ -65,9 +65,7 @@ describe("streamed replies", () => {
       yield started;
       throw new ApiError(400, "grammar rejected", { type: "BadRequestError" });
     });
-    expect(sseEvents((await apiFailure.inject({ method: "POST", url: "/stream" })).body).at(-2)).toBe(
-      JSON.stringify({ error: { message: "grammar rejected", type: "BadRequestError", param: null, code: 400 } }),
-    );
+    expect(sseEvents((await apiFailure.inject({ method: "POST", url: "/stream" })).body).at(-2)).toBe(JSON.stringify({ error: { message: "grammar rejected", type: "BadRequestError", param: null, code: 400 } }));
   });
 
   it("lets an engine failure before its first event surface as an HTTP error", async () => {

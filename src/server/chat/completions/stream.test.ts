@@ -93,10 +93,7 @@ describe("streamed response", () => {
 
   it("streams tool calls and ends with finish_reason tool_calls; holds partial tags without dropping token ids", async () => {
     const plan = testPlan(tokenizer, { returnTokenIds: true, output: { ...testPlan(tokenizer).output, toolChoice: { kind: "auto" } } });
-    const chunks = await chunksOf(
-      [started, output(0, "Hi <tool"), output(0, '_call>{"name": "f", "arguments": {"a": 1}}'), output(0, "</tool_call>"), finished(0)],
-      plan,
-    );
+    const chunks = await chunksOf([started, output(0, "Hi <tool"), output(0, '_call>{"name": "f", "arguments": {"a": 1}}'), output(0, "</tool_call>"), finished(0)], plan);
     const choices = choicesOf(chunks) as { delta: Record<string, unknown>; finish_reason: string | null }[];
     expect(choices[1]!.delta).toEqual({ content: "Hi " });
     expect(choices[2]!.delta).toEqual({
@@ -112,7 +109,11 @@ describe("streamed response", () => {
   it("splits reasoning deltas from content deltas", async () => {
     const plan = testPlan(tokenizer, { output: { ...testPlan(tokenizer).output, reasoning: "reasoning" } });
     const chunks = await chunksOf([started, output(0, "plan"), output(0, "</think>ans"), output(0, "wer"), finished(0)], plan);
-    expect(choicesOf(chunks).slice(1, 4).map((choice) => (choice as { delta: unknown }).delta)).toEqual([{ reasoning: "plan" }, { content: "ans" }, { content: "wer" }]);
+    expect(
+      choicesOf(chunks)
+        .slice(1, 4)
+        .map((choice) => (choice as { delta: unknown }).delta),
+    ).toEqual([{ reasoning: "plan" }, { content: "ans" }, { content: "wer" }]);
   });
 
   it("fails when the engine never starts, and finishes choices the engine left open", async () => {

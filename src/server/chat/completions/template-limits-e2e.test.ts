@@ -5,7 +5,6 @@ import { tinyModel } from "../../../testing/models.js";
 
 const messages = [{ role: "user", content: "Hi there" }];
 
-
 /**
  * Issue 12 item 1: a request's own chat template is refused unless the operator trusts them, and a
  * trusted one renders on a thread of its own within a time, memory and size limit, ending in a

@@ -46,7 +46,13 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
   const render = async (fields: Record<string, unknown>) => prompt(await server.create(params(fields)));
 
   beforeAll(async () => {
-    copies.push(withChatTemplate(model.dir, undefined), withChatTemplate(model.dir, [{ name: "default", template: PLAIN }, { name: "tool_use", template: TOOL_USE }]));
+    copies.push(
+      withChatTemplate(model.dir, undefined),
+      withChatTemplate(model.dir, [
+        { name: "default", template: PLAIN },
+        { name: "tool_use", template: TOOL_USE },
+      ]),
+    );
     // These tests send their own templates, which only a server that trusts them renders.
     server = await startChatServer(dialect, { servedModels: { "test/tiny": model.dir, "test/bare": copies[0]!, "test/named": copies[1]! }, env: { FLYWHEEL_TRUST_REQUEST_CHAT_TEMPLATE: "1" } });
     tokenizer = (await server.engine("test/tiny")).tokenizer;
@@ -64,7 +70,14 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
 
   it("passes chat_template_kwargs, documents and reasoning_effort to the template, explicit fields first", async () => {
     const template = "{{ greeting }}|{% for d in documents %}<{{ d.title }}:{{ d.text }}>{% endfor %}|{{ reasoning_effort }}|{{ enable_thinking }}|{{ add_generation_prompt }}";
-    const fields = { chat_template: template, documents: [{ title: "A", text: "alpha" }, { title: "B", text: "beta" }], reasoning_effort: "low" };
+    const fields = {
+      chat_template: template,
+      documents: [
+        { title: "A", text: "alpha" },
+        { title: "B", text: "beta" },
+      ],
+      reasoning_effort: "low",
+    };
     expect(await render({ ...fields, chat_template_kwargs: { greeting: "Howdy", add_generation_prompt: false } })).toBe("Howdy|<A:alpha><B:beta>|low|true|true");
     expect(await render({ ...fields, reasoning_effort: "none", chat_template_kwargs: { greeting: "Hey" } })).toBe("Hey|<A:alpha><B:beta>|none|false|true");
     expect(await render({ ...fields, chat_template_kwargs: { greeting: "Yo", enable_thinking: false } })).toBe("Yo|<A:alpha><B:beta>|low|false|true");
@@ -78,7 +91,10 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
   });
 
   it("renders content given as parts like the joined string, or as parts for templates that loop over them", async () => {
-    const parts = [{ type: "text", text: "Hi" }, { type: "text", text: "there" }];
+    const parts = [
+      { type: "text", text: "Hi" },
+      { type: "text", text: "there" },
+    ];
     const asParts = await server.create(params({ messages: [{ role: "user", content: parts }] }));
     const asString = await server.create(params({ messages: [{ role: "user", content: "Hi\nthere" }] }));
     expect(asParts.prompt_token_ids).toEqual(asString.prompt_token_ids);
@@ -119,9 +135,7 @@ describe.each(testDialects)("chat templates end to end (%s)", (dialect) => {
     const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
     expect(await render({ model: "test/named" })).toBe("[user] Hi there\n[bot] ");
     expect(await render({ model: "test/named", tools, tool_choice: "none" })).toBe("(tool get_weather)\n[user] Hi there\n[bot] ");
-    expect(await render({ model: "test/named", tools, tool_choice: { type: "function", function: { name: "get_weather" } }, max_completion_tokens: 8, ignore_eos: false })).toBe(
-      "(tool get_weather)\n[user] Hi there\n[bot] ",
-    );
+    expect(await render({ model: "test/named", tools, tool_choice: { type: "function", function: { name: "get_weather" } }, max_completion_tokens: 8, ignore_eos: false })).toBe("(tool get_weather)\n[user] Hi there\n[bot] ");
     expect(await render({ model: "test/named", chat_template: "tool_use" })).toBe("[user] Hi there\n[bot] ");
     expect(await render({ model: "test/named", chat_template: "tool_use", tools, tool_choice: "none" })).toBe("(tool get_weather)\n[user] Hi there\n[bot] ");
   });

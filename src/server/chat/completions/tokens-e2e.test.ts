@@ -140,9 +140,7 @@ describe.each(testDialects)("chat completion token outputs end to end (%s)", (di
     expect(skipped.choices[0]!.message.content).toBe("");
     expect(skipped.choices[0]!.token_ids).toHaveLength(3);
     expect((await server.create(params({ ...forced, skip_special_tokens: false }))).choices[0]!.message.content).toBe("<|im_start|> <|im_start|> <|im_start|>");
-    expect((await server.create(params({ ...forced, skip_special_tokens: false, spaces_between_special_tokens: false }))).choices[0]!.message.content).toBe(
-      "<|im_start|><|im_start|><|im_start|>",
-    );
+    expect((await server.create(params({ ...forced, skip_special_tokens: false, spaces_between_special_tokens: false }))).choices[0]!.message.content).toBe("<|im_start|><|im_start|><|im_start|>");
   });
 
   it("continues the final message with continue_final_message and echoes it", async () => {

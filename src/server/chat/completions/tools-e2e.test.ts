@@ -67,7 +67,9 @@ describe.each(testDialects)("tools and reasoning end to end (%s)", (dialect) => 
   it("renders the tools into the model's template", async () => {
     const completion = await server.create(params({ tools, tool_choice: "none", max_completion_tokens: 1, return_token_ids: true }));
     const prompt = tokenizer.decode(completion.prompt_token_ids!, { skipSpecialTokens: false });
-    expect(prompt).toContain('<tools>\n{"type": "function", "function": {"name": "get_weather", "description": "Current weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Rome"]}}, "required": ["city"]}}}');
+    expect(prompt).toContain(
+      '<tools>\n{"type": "function", "function": {"name": "get_weather", "description": "Current weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Rome"]}}, "required": ["city"]}}}',
+    );
     expect(prompt).toContain('"name": "get_time"');
   });
 

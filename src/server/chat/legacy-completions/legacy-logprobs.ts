@@ -37,13 +37,7 @@ export function appendSampled(out: LegacyLogprobs, formatter: LogprobFormatter, 
  * Appends the prompt's tokens (echo): the first has no logprob (nothing precedes it), the others
  * their prompt logprobs with `count` alternatives. Returns the offset after them.
  */
-export function appendPrompt(
-  out: LegacyLogprobs,
-  formatter: LogprobFormatter,
-  promptTokenIds: readonly number[],
-  positions: readonly (PromptPositionLogprobs | null)[] | null,
-  count: number,
-): number {
+export function appendPrompt(out: LegacyLogprobs, formatter: LogprobFormatter, promptTokenIds: readonly number[], positions: readonly (PromptPositionLogprobs | null)[] | null, count: number): number {
   let at = 0;
   promptTokenIds.forEach((tokenId, index) => {
     const position = positions?.[index] ?? null;

@@ -43,7 +43,15 @@ describe("POST /v1/messages end to end", () => {
     const response = await post({ ...base, system: "Be brief.", messages: [{ role: "user", content: [{ type: "text", text: "Hello" }] }] });
     expect(response.status).toBe(200);
     const message = (await response.json()) as Record<string, unknown> & { content: { type: string; text?: string }[]; usage: Record<string, number> };
-    const chat = await server.create({ model: "test/tiny", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }], max_completion_tokens: 8, temperature: 0 });
+    const chat = await server.create({
+      model: "test/tiny",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hello" },
+      ],
+      max_completion_tokens: 8,
+      temperature: 0,
+    });
     expect(message).toMatchObject({ type: "message", role: "assistant", model: "test/tiny", stop_sequence: null });
     expect(message.id).toMatch(/^msg_/);
     expect(message.content).toEqual(chat.choices[0]!.message.content ? [{ type: "text", text: chat.choices[0]!.message.content }] : []);
@@ -74,7 +82,13 @@ describe("POST /v1/messages end to end", () => {
       messages: [
         { role: "user", content: "Time?" },
         { role: "assistant", content: first.content },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "12:00" }, { type: "text", text: "Thanks" }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: call.id, content: "12:00" },
+            { type: "text", text: "Thanks" },
+          ],
+        },
       ],
     });
     expect(second.status).toBe(200);
@@ -108,7 +122,10 @@ describe("POST /v1/messages end to end", () => {
     expect(names.slice(-2)).toEqual(["message_delta", "message_stop"]);
     expect(names).toContain("content_block_start");
     expect(names.at(-3)).toBe("content_block_stop");
-    const text = events.filter((event) => event.event === "content_block_delta").map((event) => (event.data.delta as { text: string }).text).join("");
+    const text = events
+      .filter((event) => event.event === "content_block_delta")
+      .map((event) => (event.data.delta as { text: string }).text)
+      .join("");
     expect(text).toBe(whole.content[0]?.text ?? "");
     expect(events.at(-2)!.data).toMatchObject({ delta: { stop_reason: whole.stop_reason }, usage: { output_tokens: whole.usage.output_tokens } });
   });

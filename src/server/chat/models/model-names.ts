@@ -4,10 +4,7 @@
  * three slashes; `artifact:` is a synonym of `wandb-artifact:`); ART's local form `name@step`.
  * Parsing is pure: the registry lookup is `model-resolver.ts`.
  */
-export type ModelName =
-  | { kind: "base"; id: string }
-  | { kind: "artifact"; entity: string; project: string; name: string; step: number | "latest" }
-  | { kind: "local"; name: string; step: number };
+export type ModelName = { kind: "base"; id: string } | { kind: "artifact"; entity: string; project: string; name: string; step: number | "latest" } | { kind: "local"; name: string; step: number };
 
 /**
  * A trained-model name: ART's rollouts read logprobs from these by default

@@ -76,10 +76,7 @@ async function findTrainedModel(name: TrainedModelName, entity: string, db: Kyse
   const candidates = await findModelsNamed(db, entity, name.name);
   if (candidates.length > 1) {
     const projects = candidates.map((candidate) => candidate.project).join(", ");
-    throw chatRuleError(
-      `The model name \`${name.name}\` is ambiguous: it exists in projects ${projects}. Use wandb-artifact:///${entity}/<project>/${name.name}:step${name.step}.`,
-      { param: "model" },
-    );
+    throw chatRuleError(`The model name \`${name.name}\` is ambiguous: it exists in projects ${projects}. Use wandb-artifact:///${entity}/<project>/${name.name}:step${name.step}.`, { param: "model" });
   }
   return candidates[0];
 }

@@ -21,26 +21,22 @@ const ModelListRes = z.object({ object: z.literal("list"), data: z.array(ModelCa
  */
 export function modelListRoute(app: FastifyInstance, routing: ChatRouting): void {
   const { store, catalog } = app.services;
-  defineRoute(
-    app,
-    { method: "GET", url: "/models", summary: "List models usable as `model` in chat completions", tags: ["chat"], response: ModelListRes, errorStyle: "openai", security: "bearer" },
-    async (_input, request) => {
-      const { entity } = principalOf(request);
-      const base = catalog.list().map((entry) => ({ id: entry.id, object: "model" as const, created: entry.created, owned_by: "flywheel", root: entry.id, parent: null }));
-      const upstreamOnly = routing.upstreams
-        .ids()
-        .filter((id) => !catalog.get(id))
-        .map((id) => ({ id, object: "model" as const, created: 0, owned_by: "upstream", root: id, parent: null }));
-      const loaded = routing.runtimeAdapters.list(entity).map((adapter) => ({ id: adapter.name, object: "model" as const, created: adapter.created, owned_by: entity, root: adapter.dir, parent: adapter.baseModelId }));
-      const registered = (await listModels(store.db, entity)).map((model) => ({
-        id: `wandb-artifact:///${model.entity}/${model.project}/${model.name}`,
-        object: "model" as const,
-        created: Math.floor(Date.parse(model.created_at) / 1000),
-        owned_by: model.entity,
-        root: model.base_model,
-        parent: model.base_model,
-      }));
-      return { object: "list", data: [...base, ...upstreamOnly, ...registered, ...loaded] };
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/models", summary: "List models usable as `model` in chat completions", tags: ["chat"], response: ModelListRes, errorStyle: "openai", security: "bearer" }, async (_input, request) => {
+    const { entity } = principalOf(request);
+    const base = catalog.list().map((entry) => ({ id: entry.id, object: "model" as const, created: entry.created, owned_by: "flywheel", root: entry.id, parent: null }));
+    const upstreamOnly = routing.upstreams
+      .ids()
+      .filter((id) => !catalog.get(id))
+      .map((id) => ({ id, object: "model" as const, created: 0, owned_by: "upstream", root: id, parent: null }));
+    const loaded = routing.runtimeAdapters.list(entity).map((adapter) => ({ id: adapter.name, object: "model" as const, created: adapter.created, owned_by: entity, root: adapter.dir, parent: adapter.baseModelId }));
+    const registered = (await listModels(store.db, entity)).map((model) => ({
+      id: `wandb-artifact:///${model.entity}/${model.project}/${model.name}`,
+      object: "model" as const,
+      created: Math.floor(Date.parse(model.created_at) / 1000),
+      owned_by: model.entity,
+      root: model.base_model,
+      parent: model.base_model,
+    }));
+    return { object: "list", data: [...base, ...upstreamOnly, ...registered, ...loaded] };
+  });
 }

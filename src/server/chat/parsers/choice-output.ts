@@ -129,9 +129,6 @@ export class ChoiceStream {
   }
 }
 
-function mergeStage(
-  first: { content: string; toolCalls: ToolCallDelta[] },
-  second: { content: string; toolCalls: ToolCallDelta[] },
-): { content: string; toolCalls: ToolCallDelta[] } {
+function mergeStage(first: { content: string; toolCalls: ToolCallDelta[] }, second: { content: string; toolCalls: ToolCallDelta[] }): { content: string; toolCalls: ToolCallDelta[] } {
   return { content: first.content + second.content, toolCalls: [...first.toolCalls, ...second.toolCalls] };
 }

@@ -57,9 +57,7 @@ describe("JSON text helpers", () => {
 describe("Hermes tool calls", () => {
   it("extracts calls from finished text as vLLM does", () => {
     expect(extractToolCalls("just text")).toBeNull();
-    expect(
-      extractToolCalls('Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","days":2}}\n</tool_call><tool_call>{"name": "t", "arguments": {}}'),
-    ).toEqual({
+    expect(extractToolCalls('Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","days":2}}\n</tool_call><tool_call>{"name": "t", "arguments": {}}')).toEqual({
       content: "Let me check.",
       calls: [
         { name: "get_weather", arguments: '{"city": "Paris", "days": 2}' },

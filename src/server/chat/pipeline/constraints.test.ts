@@ -97,9 +97,7 @@ describe("structured-output constraints", () => {
     expect(apiErrorOf(() => constraintOf({ structured_outputs: { grammar: "  " } })).message).toBe("structured_outputs.grammar cannot be an empty string");
     expect(apiErrorOf(() => constraintOf({ structured_outputs: { json: "" } })).message).toBe("structured_outputs.json cannot be an empty string");
     expect(apiErrorOf(() => constraintOf({ structured_outputs: { json: "{not json" } })).message).toMatch(/^Failed to transform json schema into a grammar: /);
-    expect(apiErrorOf(() => constraintOf({ structured_outputs: { json_object: false } })).message).toBe(
-      "structured_outputs.json_object must be True if set; omit structured_outputs to disable structured outputs",
-    );
+    expect(apiErrorOf(() => constraintOf({ structured_outputs: { json_object: false } })).message).toBe("structured_outputs.json_object must be True if set; omit structured_outputs to disable structured outputs");
     expect(apiErrorOf(() => constraintOf({ structured_outputs: { regex: "a", _backend: "guidance" } })).message).toMatch(/^Request-level structured output backend selection is not supported/);
     expect(constraintOf({ structured_outputs: { regex: "a", _backend: "xgrammar" } })).toEqual({ kind: "regex", pattern: "a" });
   });

@@ -24,6 +24,8 @@ export function toolCallId(): string {
  * context length, vocabulary): it changes when a deployment would sample differently.
  */
 export function systemFingerprint(info: Pick<ModelInfo, "id" | "architecture" | "maxModelLen" | "vocabSize">): string {
-  const hash = createHash("sha256").update(JSON.stringify([info.id, info.architecture, info.maxModelLen, info.vocabSize])).digest("hex");
+  const hash = createHash("sha256")
+    .update(JSON.stringify([info.id, info.architecture, info.maxModelLen, info.vocabSize]))
+    .digest("hex");
   return `flywheel-${flywheelVersion}-${hash.slice(0, 8)}`;
 }

@@ -78,7 +78,14 @@ describe("planning a completion", () => {
   });
 
   it("echoes the last message when it has the response role", async () => {
-    const prefill = { messages: [{ role: "user", content: "hi" }, { role: "assistant", content: ["Once", "upon"] }], add_generation_prompt: false, continue_final_message: true };
+    const prefill = {
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: ["Once", "upon"] },
+      ],
+      add_generation_prompt: false,
+      continue_final_message: true,
+    };
     expect((await plan({ ...prefill, echo: true })).plan).toMatchObject({ role: "assistant", echo: "Once\nupon" });
     expect((await plan({ echo: true })).plan.echo).toBe("");
     expect((await plan({ echo: true })).generate.params.promptLogprobs).toBe(0);

@@ -100,11 +100,7 @@ export interface CompletionTarget {
  * template renderer (which may render on another thread); the grammar compile check is left to
  * the caller (it needs the engine).
  */
-export async function planCompletion(
-  req: ChatCompletionRequest,
-  target: CompletionTarget,
-  options: { render: ChatTemplateRenderer; headerRequestId: string | undefined },
-): Promise<Omit<PreparedCompletion, "engine">> {
+export async function planCompletion(req: ChatCompletionRequest, target: CompletionTarget, options: { render: ChatTemplateRenderer; headerRequestId: string | undefined }): Promise<Omit<PreparedCompletion, "engine">> {
   const { model, tokenizer } = target;
   const { logprobs, asTokenIds } = tokenDefaults(req, model.trained);
   checkPriority(req, target.info);

@@ -46,10 +46,10 @@ export function resolvePromptBudget(input: PromptBudgetInput): PromptBudget {
     );
   }
   if (length > maxLen) {
-    throw chatRuleError(
-      `The decoder prompt (length ${length}) is longer than the maximum model length of ${maxLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`,
-      { param: "input_tokens", value: length },
-    );
+    throw chatRuleError(`The decoder prompt (length ${length}) is longer than the maximum model length of ${maxLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`, {
+      param: "input_tokens",
+      value: length,
+    });
   }
   if (requested === null && length === maxLen) {
     throw chatRuleError(
@@ -66,10 +66,10 @@ export function resolvePromptBudget(input: PromptBudgetInput): PromptBudget {
 function truncate(tokens: number[], truncateTo: number | null, maxInput: number, requestedParam: string): number[] {
   if (truncateTo === null) return tokens;
   if (truncateTo > maxInput) {
-    throw chatRuleError(
-      `truncate_prompt_tokens=${truncateTo} cannot be greater than max_model_len - ${requestedParam} = ${maxInput}. Please request a smaller truncation size.`,
-      { param: "truncate_prompt_tokens", value: truncateTo },
-    );
+    throw chatRuleError(`truncate_prompt_tokens=${truncateTo} cannot be greater than max_model_len - ${requestedParam} = ${maxInput}. Please request a smaller truncation size.`, {
+      param: "truncate_prompt_tokens",
+      value: truncateTo,
+    });
   }
   const keep = truncateTo === -1 ? maxInput : truncateTo;
   if (keep >= tokens.length) return tokens;

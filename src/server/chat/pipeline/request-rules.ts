@@ -47,8 +47,7 @@ export function isStructuralTag(value: Record<string, unknown>): boolean {
   if (value.format !== undefined) return typeof value.format === "object" && value.format !== null && !Array.isArray(value.format);
   const { structures, triggers } = value;
   if (!Array.isArray(structures) || !Array.isArray(triggers)) return false;
-  const validStructure = (item: unknown) =>
-    typeof item === "object" && item !== null && typeof (item as Record<string, unknown>).begin === "string" && typeof (item as Record<string, unknown>).end === "string";
+  const validStructure = (item: unknown) => typeof item === "object" && item !== null && typeof (item as Record<string, unknown>).begin === "string" && typeof (item as Record<string, unknown>).end === "string";
   return structures.every(validStructure) && triggers.every((trigger) => typeof trigger === "string");
 }
 
@@ -121,14 +120,10 @@ function checkRepetitionDetection(req: ChatCompletionRequest): void {
   if (!detection) return;
   const { max_pattern_size: max, min_pattern_size: min, min_count: count } = detection;
   if (max < 0 || min < 0 || min > max) {
-    throw chatRuleError(
-      "max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. Set both to 0 to disable repetitive pattern detection.",
-    );
+    throw chatRuleError("max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. Set both to 0 to disable repetitive pattern detection.");
   }
   if (max > 0 && count < 2) {
-    throw chatRuleError(
-      "min_count must be >= 2 to detect repetitive patterns in engine output. If you do not wish to detect repetitive patterns, set max_pattern_size to 0.",
-    );
+    throw chatRuleError("min_count must be >= 2 to detect repetitive patterns in engine output. If you do not wish to detect repetitive patterns, set max_pattern_size to 0.");
   }
 }
 

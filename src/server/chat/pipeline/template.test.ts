@@ -7,7 +7,12 @@ describe("messages for the chat template", () => {
   it("joins text parts with newlines, and renders a string like an equivalent single part", async () => {
     expect(contentText([{ type: "text", text: "a" }, "b", { type: "input_text", text: "c" }])).toBe("a\nb\nc");
     expect(contentText(null)).toBe("");
-    const req = chatRequest({ messages: [{ role: "user", content: "same" }, { role: "user", content: [{ type: "text", text: "same" }] }] });
+    const req = chatRequest({
+      messages: [
+        { role: "user", content: "same" },
+        { role: "user", content: [{ type: "text", text: "same" }] },
+      ],
+    });
     const [a, b] = toTemplateMessages(req.messages, "string");
     expect(a).toEqual(b);
     const [c, d] = toTemplateMessages(req.messages, "openai");
@@ -27,7 +32,15 @@ describe("messages for the chat template", () => {
         { role: "assistant", content: null, reasoning_content: "think", tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"city": "Paris"}' } }] },
         { role: "assistant", content: "x", tool_calls: [{ function: { name: "g", arguments: "" } }, { function: { name: "h", arguments: { a: 1 } } }] },
         { role: "assistant", content: "y", tool_calls: [] },
-        { role: "tool", content: [{ type: "text", text: "1" }, { type: "text", text: "2" }], tool_call_id: "c1", name: "f" },
+        {
+          role: "tool",
+          content: [
+            { type: "text", text: "1" },
+            { type: "text", text: "2" },
+          ],
+          tool_call_id: "c1",
+          name: "f",
+        },
         { role: "narrator", content: "once", reasoning: "ignored for non-assistants" },
       ],
     });

@@ -61,11 +61,7 @@ export function functionCallItem(id: string, call: { id: string; name: string; a
 }
 
 /** The response object; `output` and `usage` are null while it is in progress (the created/in_progress events). */
-export function responseObject(
-  req: ResponsesRequest,
-  meta: { id: string; createdAt: number; model: string },
-  outcome: { output: Record<string, unknown>[]; result: ChatResult } | null,
-): Record<string, unknown> {
+export function responseObject(req: ResponsesRequest, meta: { id: string; createdAt: number; model: string }, outcome: { output: Record<string, unknown>[]; result: ChatResult } | null): Record<string, unknown> {
   const incomplete = outcome?.result.finishReason === "length";
   const usage = outcome?.result.usage;
   return {

@@ -4,7 +4,13 @@ import { type ChatServer, startChatServer } from "../../../testing/chat-server.j
 import { tinyModel } from "../../../testing/models.js";
 import { testDialects } from "../../../testing/stores.js";
 
-const timeTool = { type: "function" as const, name: "get_time", description: "The time in a zone", strict: true, parameters: { type: "object", properties: { zone: { type: "string", enum: ["UTC", "CET"] } }, required: ["zone"], additionalProperties: false } };
+const timeTool = {
+  type: "function" as const,
+  name: "get_time",
+  description: "The time in a zone",
+  strict: true,
+  parameters: { type: "object", properties: { zone: { type: "string", enum: ["UTC", "CET"] } }, required: ["zone"], additionalProperties: false },
+};
 
 /**
  * The Responses API end to end through the official OpenAI SDK on a real engine: text and item
@@ -28,7 +34,15 @@ describe.each(testDialects)("the Responses API end to end (%s)", (dialect) => {
 
   it("answers text input with the same generation chat gives the same conversation", async () => {
     const response = await server.client.responses.create({ ...base, instructions: "Be brief.", input: "Hello" });
-    const chat = await server.create({ model: "test/tiny", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }], temperature: 0, max_completion_tokens: 6 });
+    const chat = await server.create({
+      model: "test/tiny",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hello" },
+      ],
+      temperature: 0,
+      max_completion_tokens: 6,
+    });
     expect(response.id).toMatch(/^resp_/);
     expect(response.object).toBe("response");
     expect(response.output_text).toBe(chat.choices[0]!.message.content ?? "");

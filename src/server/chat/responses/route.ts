@@ -94,21 +94,13 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       });
     },
   );
-  defineRoute(
-    app,
-    { method: "GET", url: "/responses/:response_id", summary: "Retrieve a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" },
-    async ({ params }, request) => {
-      const stored = await findResponse(store.db, principalOf(request).entity, params.response_id);
-      if (!stored) throw notFound(params.response_id);
-      return stored.body;
-    },
-  );
-  defineRoute(
-    app,
-    { method: "DELETE", url: "/responses/:response_id", summary: "Delete a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" },
-    async ({ params }, request) => {
-      if (!(await deleteResponse(store.db, principalOf(request).entity, params.response_id))) throw notFound(params.response_id);
-      return { id: params.response_id, object: "response", deleted: true };
-    },
-  );
+  defineRoute(app, { method: "GET", url: "/responses/:response_id", summary: "Retrieve a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" }, async ({ params }, request) => {
+    const stored = await findResponse(store.db, principalOf(request).entity, params.response_id);
+    if (!stored) throw notFound(params.response_id);
+    return stored.body;
+  });
+  defineRoute(app, { method: "DELETE", url: "/responses/:response_id", summary: "Delete a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" }, async ({ params }, request) => {
+    if (!(await deleteResponse(store.db, principalOf(request).entity, params.response_id))) throw notFound(params.response_id);
+    return { id: params.response_id, object: "response", deleted: true };
+  });
 }

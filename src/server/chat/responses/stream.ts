@@ -1,14 +1,5 @@
 import type { NamedEventSink } from "../messages-api/stream.js";
-import {
-  type ChatResult,
-  functionCallItem,
-  functionCallItemId,
-  messageItem,
-  outputMessageId,
-  outputTextPart,
-  reasoningItem,
-  reasoningItemId,
-} from "./response.js";
+import { type ChatResult, functionCallItem, functionCallItemId, messageItem, outputMessageId, outputTextPart, reasoningItem, reasoningItemId } from "./response.js";
 
 /**
  * Chat completion chunks → the Responses API's streaming events, each with its `type` and a
@@ -27,10 +18,7 @@ interface ChunkIn {
   }[];
 }
 
-type OpenItem =
-  | { kind: "reasoning"; id: string; text: string }
-  | { kind: "message"; id: string; text: string }
-  | { kind: "function_call"; id: string; toolIndex: number; call: { id: string; name: string; arguments: string } };
+type OpenItem = { kind: "reasoning"; id: string; text: string } | { kind: "message"; id: string; text: string } | { kind: "function_call"; id: string; toolIndex: number; call: { id: string; name: string; arguments: string } };
 
 export class ResponsesEventStream {
   private sequence = 0;

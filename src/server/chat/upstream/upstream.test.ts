@@ -41,8 +41,7 @@ describe("chat completions forwarded to an upstream server", () => {
     await upstream?.close();
   });
 
-  const greedy = (api: OpenAI, model: string, extra: Record<string, unknown> = {}) =>
-    api.chat.completions.create({ model, messages, temperature: 0, max_completion_tokens: 6, logprobs: true, ...extra });
+  const greedy = (api: OpenAI, model: string, extra: Record<string, unknown> = {}) => api.chat.completions.create({ model, messages, temperature: 0, max_completion_tokens: 6, logprobs: true, ...extra });
 
   it("answers a base-model request with the upstream's completion, streamed or not, and starts no engine of its own", async () => {
     const forwarded = await greedy(client, TINY_BASE_MODEL);

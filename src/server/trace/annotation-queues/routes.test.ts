@@ -31,11 +31,9 @@ describe.each(testDialects)("annotation queues on %s", (dialect) => {
   afterAll(async () => {
     await t.close();
   });
-  const createQueue = async (name: string, extra: Record<string, unknown> = {}) =>
-    (await c.post("/annotation_queues", { project_id: p, name, scorer_refs: ["weave:///alice/aq/object/quality:abc"], ...extra })).json().id as string;
+  const createQueue = async (name: string, extra: Record<string, unknown> = {}) => (await c.post("/annotation_queues", { project_id: p, name, scorer_refs: ["weave:///alice/aq/object/quality:abc"], ...extra })).json().id as string;
   const queryQueues = async (body: Record<string, unknown> = {}) => jsonLines((await c.post("/annotation_queues/query", { project_id: p, ...body })).body) as { id: string; name: string }[];
-  const items = async (queueId: string, body: Record<string, unknown> = {}, client = c) =>
-    (await client.post(`/annotation_queues/${queueId}/items/query`, { project_id: p, ...body })).json().items as Record<string, unknown>[];
+  const items = async (queueId: string, body: Record<string, unknown> = {}, client = c) => (await client.post(`/annotation_queues/${queueId}/items/query`, { project_id: p, ...body })).json().items as Record<string, unknown>[];
 
   it("creates, reads, updates, lists and deletes queues", async () => {
     const id = await createQueue("Error Review", { description: "calls with exceptions" });

@@ -6,7 +6,18 @@ import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-import { AnnotationQueueAddCallsReq, AnnotationQueueCreateReq, AnnotationQueueItemProgressReq, AnnotationQueueItemsQueryReq, AnnotationQueueStatsReq, AnnotationQueueUpdateReq, AnnotationQueuesQueryReq, ItemPath, ProjectQuery, QueuePath } from "./protocol.js";
+import {
+  AnnotationQueueAddCallsReq,
+  AnnotationQueueCreateReq,
+  AnnotationQueueItemProgressReq,
+  AnnotationQueueItemsQueryReq,
+  AnnotationQueueStatsReq,
+  AnnotationQueueUpdateReq,
+  AnnotationQueuesQueryReq,
+  ItemPath,
+  ProjectQuery,
+  QueuePath,
+} from "./protocol.js";
 
 /** An item as the API shows it: its stored fields with the annotator's state after `added_by`, in Weave's schema order. */
 function itemSchemaOf(item: QueueItemView): Record<string, unknown> {
@@ -69,28 +80,36 @@ export async function annotationQueueRoutes(app: FastifyInstance, options: { que
     return { added_count: added.addedCount, duplicates: added.duplicates };
   });
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/query", summary: "Query the items of an annotation queue", params: QueuePath, body: AnnotationQueueItemsQueryReq, ...common }, async ({ params, body }, request) => {
-    const { projectId } = resolveProject(request, body.project_id);
-    const filter = body.filter ?? {};
-    const items = await queues.queryItems(projectId, params.queue_id, traceUserId(request), {
-      filter: {
-        id: filter.id ?? undefined,
-        callId: filter.call_id ?? undefined,
-        callOpName: filter.call_op_name ?? undefined,
-        callTraceId: filter.call_trace_id ?? undefined,
-        addedBy: filter.added_by ?? undefined,
-        annotationStates: filter.annotation_states ?? undefined,
-      },
-      sortBy: body.sort_by ?? undefined,
-      limit: body.limit ?? undefined,
-      offset: body.offset ?? undefined,
-      includePosition: body.include_position,
-    });
-    return { items: items.map(itemSchemaOf) };
-  });
+  defineRoute(
+    app,
+    { method: "POST", url: "/annotation_queues/:queue_id/items/query", summary: "Query the items of an annotation queue", params: QueuePath, body: AnnotationQueueItemsQueryReq, ...common },
+    async ({ params, body }, request) => {
+      const { projectId } = resolveProject(request, body.project_id);
+      const filter = body.filter ?? {};
+      const items = await queues.queryItems(projectId, params.queue_id, traceUserId(request), {
+        filter: {
+          id: filter.id ?? undefined,
+          callId: filter.call_id ?? undefined,
+          callOpName: filter.call_op_name ?? undefined,
+          callTraceId: filter.call_trace_id ?? undefined,
+          addedBy: filter.added_by ?? undefined,
+          annotationStates: filter.annotation_states ?? undefined,
+        },
+        sortBy: body.sort_by ?? undefined,
+        limit: body.limit ?? undefined,
+        offset: body.offset ?? undefined,
+        includePosition: body.include_position,
+      });
+      return { items: items.map(itemSchemaOf) };
+    },
+  );
 
-  defineRoute(app, { method: "POST", url: "/annotation_queues/:queue_id/items/:item_id/progress", summary: "Record an annotator's progress on an item", params: ItemPath, body: AnnotationQueueItemProgressReq, ...common }, async ({ params, body }, request) => {
-    const { projectId } = resolveProject(request, body.project_id);
-    return { item: itemSchemaOf(await queues.updateProgress(projectId, params.queue_id, params.item_id, traceUserId(request), body.annotation_state)) };
-  });
+  defineRoute(
+    app,
+    { method: "POST", url: "/annotation_queues/:queue_id/items/:item_id/progress", summary: "Record an annotator's progress on an item", params: ItemPath, body: AnnotationQueueItemProgressReq, ...common },
+    async ({ params, body }, request) => {
+      const { projectId } = resolveProject(request, body.project_id);
+      return { item: itemSchemaOf(await queues.updateProgress(projectId, params.queue_id, params.item_id, traceUserId(request), body.annotation_state)) };
+    },
+  );
 }

@@ -4,7 +4,31 @@ import { toCallEnd, toCallStart } from "./routes.js";
 import { CallEndReq, CallStartReq, EndedCallSchemaForInsert, StartedCallSchemaForInsert } from "./protocol.js";
 
 /** Values each field is tried with: right and wrong types, empty text, other timestamp forms. */
-const VARIANTS: unknown[] = [undefined, null, "", "x", "weave:///e/p/op/f:v1", 0, 7, -1, 1.5, 2 ** 60, true, [], ["a"], {}, { a: 1 }, { constructor: { prototype: 1 } }, JSON.parse('{"__proto__": {"a": 1}}'), "2024-05-01T12:00:00Z", "2024-05-01T12:00:00.123456+00:00", "2024-05-01T14:00:00+02:00", "2024-02-30T00:00:00Z", " 2024-05-01T12:00:00Z", 1714564800];
+const VARIANTS: unknown[] = [
+  undefined,
+  null,
+  "",
+  "x",
+  "weave:///e/p/op/f:v1",
+  0,
+  7,
+  -1,
+  1.5,
+  2 ** 60,
+  true,
+  [],
+  ["a"],
+  {},
+  { a: 1 },
+  { constructor: { prototype: 1 } },
+  JSON.parse('{"__proto__": {"a": 1}}'),
+  "2024-05-01T12:00:00Z",
+  "2024-05-01T12:00:00.123456+00:00",
+  "2024-05-01T14:00:00+02:00",
+  "2024-02-30T00:00:00Z",
+  " 2024-05-01T12:00:00Z",
+  1714564800,
+];
 
 function random(seed: number): () => number {
   let state = seed;
@@ -14,7 +38,20 @@ function random(seed: number): () => number {
   };
 }
 
-const baseStart = () => ({ project_id: "e/p", id: "c1", trace_id: "t1", op_name: "op", display_name: "D", parent_id: null, thread_id: "th", started_at: "2024-05-01T12:00:00.5Z", attributes: { a: 1 }, inputs: { x: "y" }, wb_run_step: 3, extra: "ignored" });
+const baseStart = () => ({
+  project_id: "e/p",
+  id: "c1",
+  trace_id: "t1",
+  op_name: "op",
+  display_name: "D",
+  parent_id: null,
+  thread_id: "th",
+  started_at: "2024-05-01T12:00:00.5Z",
+  attributes: { a: 1 },
+  inputs: { x: "y" },
+  wb_run_step: 3,
+  extra: "ignored",
+});
 const baseEnd = () => ({ project_id: "e/p", id: "c1", ended_at: "2024-05-01T12:00:01Z", exception: null, output: { z: 1 }, summary: { usage: {} }, wb_run_step_end: 4 });
 
 /** Generated ids differ from run to run; compare them by presence. */

@@ -23,7 +23,15 @@ describe.each(testDialects)("expand_columns on %s", (dialect) => {
     // `1.0` is sent as JSON text so the stored float keeps its spelling.
     refs.prompt = ref("object", "prompt", (await c.json("/obj/create", `{"obj": {"project_id": "${P}", "object_id": "prompt", "val": {"text": "Hi {name}", "temperature": 1.0}}}`)).digest);
     refs.model = await publish("model", { name: "m", prompt: refs.prompt });
-    const table = await c.json("/table/create", { table: { project_id: P, rows: [{ q: "2+2", a: "4" }, { q: "3+3", a: "6" }] } });
+    const table = await c.json("/table/create", {
+      table: {
+        project_id: P,
+        rows: [
+          { q: "2+2", a: "4" },
+          { q: "3+3", a: "6" },
+        ],
+      },
+    });
     refs.table = `weave:///${P}/table/${table.digest}`;
     refs.dataset = await publish("ds", { _type: "Dataset", _class_name: "Dataset", _bases: ["Object", "BaseModel"], rows: refs.table });
     refs.pythonRow = `${refs.dataset}/attr/rows/id/${table.row_digests[0]}`;

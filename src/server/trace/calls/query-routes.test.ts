@@ -26,10 +26,7 @@ describe.each(testDialects)("calls queries on %s", (dialect) => {
   beforeAll(async () => {
     t = await startTestApp(dialect);
     alice = traceClient(t, t.keys.alice);
-    const batch = CALLS.flatMap(({ start, end }) => [
-      { mode: "start", req: { start: startOf(P, start) } },
-      ...(end ? [{ mode: "end", req: { end: endOf(P, start.id, end) } }] : []),
-    ]);
+    const batch = CALLS.flatMap(({ start, end }) => [{ mode: "start", req: { start: startOf(P, start) } }, ...(end ? [{ mode: "end", req: { end: endOf(P, start.id, end) } }] : [])]);
     await alice.json("/call/upsert_batch", { batch });
   });
   afterAll(async () => {
@@ -138,9 +135,23 @@ describe.each(testDialects)("calls queries on %s", (dialect) => {
     expect(await ids({ sort_by: [{ field: "inputs.n", direction: "desc" }] })).toEqual(["c3", "c2", "c1", "c4"]);
     expect(await ids({ sort_by: [{ field: "inputs.s", direction: "asc" }] })).toEqual(["c2", "c1", "c3", "c4"]);
     expect(await ids({ sort_by: [{ field: "summary.weave.latency_ms", direction: "desc" }] })).toEqual(["c2", "c1", "c4", "c3"]);
-    expect(await ids({ sort_by: [{ field: "op_name", direction: "asc" }, { field: "started_at", direction: "desc" }] })).toEqual(["c4", "c3", "c1", "c2"]);
+    expect(
+      await ids({
+        sort_by: [
+          { field: "op_name", direction: "asc" },
+          { field: "started_at", direction: "desc" },
+        ],
+      }),
+    ).toEqual(["c4", "c3", "c1", "c2"]);
     expect(await ids({ sort_by: [{ field: "started_at", direction: "desc" }], limit: 2, offset: 1 })).toEqual(["c3", "c2"]);
-    expect(await ids({ sort_by: [{ field: "display_name", direction: "asc" }, { field: "id", direction: "asc" }] })).toEqual(["c3", "c1", "c2", "c4"]);
+    expect(
+      await ids({
+        sort_by: [
+          { field: "display_name", direction: "asc" },
+          { field: "id", direction: "asc" },
+        ],
+      }),
+    ).toEqual(["c3", "c1", "c2", "c4"]);
     expect((await ids({ sort_by: [] })).sort()).toEqual(["c1", "c2", "c3", "c4"]);
   });
 

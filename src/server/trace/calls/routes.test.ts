@@ -138,7 +138,15 @@ describe.each(testDialects)("call writes on %s", (dialect) => {
     const attempts = [
       ["/call/start", { start: startOf("bob/secret") }],
       ["/call/end", { end: endOf("bob/secret", "s") }],
-      ["/call/upsert_batch", { batch: [{ mode: "start", req: { start: startOf("alice/mine") } }, { mode: "end", req: { end: endOf("bob/secret", "s") } }] }],
+      [
+        "/call/upsert_batch",
+        {
+          batch: [
+            { mode: "start", req: { start: startOf("alice/mine") } },
+            { mode: "end", req: { end: endOf("bob/secret", "s") } },
+          ],
+        },
+      ],
       ["/call/read", { project_id: "bob/secret", id: "s" }],
       ["/call/update", { project_id: "bob/secret", call_id: "s", display_name: "x" }],
       ["/calls/delete", { project_id: "bob/secret", call_ids: ["s"] }],

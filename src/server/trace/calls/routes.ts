@@ -4,16 +4,7 @@ import type { CallEnd, CallStart, CallWrite } from "../../../store/trace/calls/t
 import { uuidv7 } from "../../../store/trace/ids.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
-import {
-  CallCreateBatchReq,
-  CallEndReq,
-  CallsCompleteReq,
-  CallsDeleteReq,
-  CallStartReq,
-  CallUpdateReq,
-  type EndedCall,
-  type StartedCall,
-} from "./protocol.js";
+import { CallCreateBatchReq, CallEndReq, CallsCompleteReq, CallsDeleteReq, CallStartReq, CallUpdateReq, type EndedCall, type StartedCall } from "./protocol.js";
 import { quickCallEnd, quickCallStart } from "./call-parts.js";
 import { pathProject, resolveProject, traceUserId } from "../common/project.js";
 import { parseBodyPart } from "../common/schemas.js";
@@ -104,13 +95,20 @@ export async function callRoutes(app: FastifyInstance, options: { trace: TraceSe
         throw new ApiError(400, `Invalid mode '${item.mode}' in batch item ${index}: expected 'start' or 'end'`);
       }
     });
-    checkProjects(request, writes.map((write) => (write.start ?? write.end)!.projectId));
+    checkProjects(
+      request,
+      writes.map((write) => (write.start ?? write.end)!.projectId),
+    );
     await calls.writeCalls(writes);
     return { res: results };
   });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/calls/complete", summary: "Store complete calls", params: V2Params, body: CallsCompleteReq, ...common }, async ({ params, body }, request) => {
-    checkPathProject(request, params, body.batch.map((call) => call.project_id));
+    checkPathProject(
+      request,
+      params,
+      body.batch.map((call) => call.project_id),
+    );
     const wbUserId = traceUserId(request);
     await calls.writeCalls(body.batch.map((call) => ({ start: toCallStart(call, wbUserId), end: toCallEnd(call) })));
     return {};

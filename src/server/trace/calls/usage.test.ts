@@ -32,7 +32,18 @@ describe.each(testDialects)("usage, stats and threads on %s", (dialect) => {
   it("rolls usage up from descendants for root calls", async () => {
     const res = await alice.json("/calls/usage", { project_id: P, call_ids: ["root", "lone", "missing"] });
     expect(res.call_usage.root).toEqual({
-      m: { requests: 1, prompt_tokens: 300, completion_tokens: 30, total_tokens: 330, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, prompt_tokens_total_cost: null, completion_tokens_total_cost: null, cache_read_input_tokens_total_cost: null, cache_creation_input_tokens_total_cost: null },
+      m: {
+        requests: 1,
+        prompt_tokens: 300,
+        completion_tokens: 30,
+        total_tokens: 330,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        prompt_tokens_total_cost: null,
+        completion_tokens_total_cost: null,
+        cache_read_input_tokens_total_cost: null,
+        cache_creation_input_tokens_total_cost: null,
+      },
       other: expect.objectContaining({ prompt_tokens: 5, total_tokens: 5, requests: 0 }),
     });
     expect(res.call_usage.lone.m.prompt_tokens).toBe(150);
@@ -101,7 +112,16 @@ describe.each(testDialects)("usage, stats and threads on %s", (dialect) => {
     });
     const threads = await alice.lines("/threads/stream_query", { project_id: project });
     expect(threads).toEqual([
-      { thread_id: "B", turn_count: 1, start_time: "2024-05-01T09:00:00.000000Z", last_updated: "2024-05-01T11:00:00.000000Z", first_turn_id: "b1", last_turn_id: "b1", p50_turn_duration_ms: 7_200_000, p99_turn_duration_ms: 7_200_000 },
+      {
+        thread_id: "B",
+        turn_count: 1,
+        start_time: "2024-05-01T09:00:00.000000Z",
+        last_updated: "2024-05-01T11:00:00.000000Z",
+        first_turn_id: "b1",
+        last_turn_id: "b1",
+        p50_turn_duration_ms: 7_200_000,
+        p99_turn_duration_ms: 7_200_000,
+      },
       { thread_id: "A", turn_count: 2, start_time: "2024-05-01T10:00:00.000000Z", last_updated: "2024-05-01T10:01:03.000000Z", first_turn_id: "a1", last_turn_id: "a2", p50_turn_duration_ms: 2000, p99_turn_duration_ms: 2980 },
     ]);
     const sorted = await alice.lines("/threads/stream_query", { project_id: project, sort_by: [{ field: "turn_count", direction: "desc" }], limit: 1 });

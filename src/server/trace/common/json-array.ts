@@ -6,13 +6,7 @@ import { TurnBudget } from "../../../store/event-loop-turns.js";
  * memory whole (as a body string or as objects), handing the event loop back every few milliseconds. The caller reads the first page before calling,
  * so a bad query still gets a normal error; an error after the first byte ends the connection.
  */
-export async function sendJsonArrayObject(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  key: string,
-  pages: AsyncIterable<readonly unknown[]>,
-  serialize: (row: unknown) => string = JSON.stringify,
-): Promise<FastifyReply> {
+export async function sendJsonArrayObject(request: FastifyRequest, reply: FastifyReply, key: string, pages: AsyncIterable<readonly unknown[]>, serialize: (row: unknown) => string = JSON.stringify): Promise<FastifyReply> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, { "content-type": "application/json; charset=utf-8" });

@@ -8,12 +8,7 @@ import { TurnBudget } from "../../../store/event-loop-turns.js";
  * milliseconds. `serialize` renders one row (JSON.stringify by default).
  * An error after the first byte can no longer become an error response, so it ends the connection.
  */
-export async function sendJsonLines(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  rows: AsyncIterable<unknown> | Iterable<unknown>,
-  serialize: (row: unknown) => string = JSON.stringify,
-): Promise<FastifyReply> {
+export async function sendJsonLines(request: FastifyRequest, reply: FastifyReply, rows: AsyncIterable<unknown> | Iterable<unknown>, serialize: (row: unknown) => string = JSON.stringify): Promise<FastifyReply> {
   const accept = request.headers.accept;
   const mediaType = accept && accept !== "*/*" && !accept.includes(",") ? accept : "application/jsonl";
   reply.hijack();

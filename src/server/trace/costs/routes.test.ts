@@ -56,7 +56,17 @@ describe.each(testDialects)("costs on %s", (dialect) => {
 
     const calls = await alice.lines("/calls/stream_query", { project_id: P, include_costs: true, columns: ["summary"] });
     const costs = Object.fromEntries(calls.map((call) => [call.id, call.summary.weave.costs]));
-    expect(costs.old["gpt-x"]).toMatchObject({ prompt_tokens: 1000, completion_tokens: 500, requests: 1, total_tokens: 1500, prompt_token_cost: 0.01, completion_token_cost: 0.02, pricing_level: "project", pricing_level_id: P, effective_date: "2024-01-01T00:00:00.000000Z" });
+    expect(costs.old["gpt-x"]).toMatchObject({
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      requests: 1,
+      total_tokens: 1500,
+      prompt_token_cost: 0.01,
+      completion_token_cost: 0.02,
+      pricing_level: "project",
+      pricing_level_id: P,
+      effective_date: "2024-01-01T00:00:00.000000Z",
+    });
     expect(costs.old["gpt-x"].prompt_tokens_total_cost).toBeCloseTo(10);
     expect(costs.old["gpt-x"].completion_tokens_total_cost).toBeCloseTo(10);
     expect(costs.new["gpt-x"].prompt_tokens_total_cost).toBeCloseTo(100);

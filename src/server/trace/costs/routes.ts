@@ -7,7 +7,6 @@ import { traceRoute } from "../common/scope.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { purgeIds } from "../common/purge-query.js";
 
-
 /** Per-project LLM token prices (`docs/api/trace.md#costs`), used by `include_costs`. */
 export async function costRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   const store = options.trace.calls;

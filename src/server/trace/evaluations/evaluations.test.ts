@@ -39,7 +39,15 @@ describe.each(testDialects)("server-side evaluations on %s", (dialect) => {
     await publish("answerer", chatModel("test/tiny", { messages_template: [{ role: "user", content: "Question: {question}" }], temperature: 0.0, max_tokens: 8 }));
     const rating = { type: "json_schema", json_schema: { name: "rating", schema: { type: "object", properties: { score: { enum: [1, 2, 3, 4, 5] } }, required: ["score"], additionalProperties: false } } };
     await publish("judge-model", chatModel("test/tiny", { temperature: 0.0, max_tokens: 40, response_format: rating }));
-    await publish("judge", { _type: "LLMAsAJudgeScorer", _class_name: "LLMAsAJudgeScorer", _bases: BASES.scorer, name: "judge", column_map: null, model: refs["judge-model"], scoring_prompt: "Question: {question}\nAnswer: {output}\nRate the answer from 1 to 5." });
+    await publish("judge", {
+      _type: "LLMAsAJudgeScorer",
+      _class_name: "LLMAsAJudgeScorer",
+      _bases: BASES.scorer,
+      name: "judge",
+      column_map: null,
+      model: refs["judge-model"],
+      scoring_prompt: "Question: {question}\nAnswer: {output}\nRate the answer from 1 to 5.",
+    });
     await publish("exact", { _type: "ExactMatchScorer", _class_name: "ExactMatchScorer", _bases: BASES.scorer, name: "exact", column_map: null });
     await publish("contains", { _type: "StringMatchScorer", _class_name: "StringMatchScorer", _bases: BASES.scorer, name: "contains", column_map: { target: "question" } });
     await publish("evaluation", evaluationOf([refs.exact!, refs.contains!, refs.judge!]));

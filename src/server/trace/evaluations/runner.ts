@@ -49,7 +49,10 @@ export async function runEvaluation(recorder: CallRecorder, plan: EvaluationPlan
       trials.push({ row, result: await predictAndScore(recorder, plan, row, root) });
     });
     signal.throwIfAborted();
-    const summary = summarize(plan, trials.map((trial) => trial.result));
+    const summary = summarize(
+      plan,
+      trials.map((trial) => trial.result),
+    );
     const summarizeCall = await recorder.start(SUMMARIZE_OP, { parentId: root.id, traceId: root.traceId, inputs: { self: plan.evaluationRef } });
     await summarizeCall.end({ output: summary });
     const usage = trials.reduce<Prediction["usage"] | undefined>((total, trial) => addUsage(total, trial.result.usage), undefined);

@@ -108,7 +108,11 @@ describe.each(testDialects)("feedback on %s", (dialect) => {
 
   it("queries with fields, payload paths, sorting, paging and a total count", async () => {
     const project = "alice/fbq";
-    for (const [id, score] of [["x", 0.2], ["y", 0.9], ["z", 0.5]] as const) {
+    for (const [id, score] of [
+      ["x", 0.2],
+      ["y", 0.9],
+      ["z", 0.5],
+    ] as const) {
       await alice.json("/feedback/create", { ...runnable(id, score), project_id: project, weave_ref: `weave:///${project}/call/${id}`, runnable_ref: `weave:///${project}/object/scorer:abc` });
     }
     const all = await alice.json("/feedback/query", { project_id: project });
@@ -164,12 +168,20 @@ describe.each(testDialects)("feedback on %s", (dialect) => {
         { mode: "end", req: { end: endOf(project, id) } },
       ]),
     });
-    for (const [id, score] of [["k1", 0.3], ["k2", 0.8]] as const) {
+    for (const [id, score] of [
+      ["k1", 0.3],
+      ["k2", 0.8],
+    ] as const) {
       await alice.json("/feedback/create", { ...runnable(id, score), project_id: project, weave_ref: `weave:///${project}/call/${id}`, runnable_ref: `weave:///${project}/object/scorer:abc` });
     }
     const calls = await alice.lines("/calls/stream_query", { project_id: project, include_feedback: true });
     expect(calls[0].summary.weave.feedback).toEqual([
-      expect.objectContaining({ feedback_type: "wandb.runnable.scorer", weave_ref: `weave:///${project}/call/k1`, payload: { output: { score: 0.3, passed: false, label: "bad" } }, runnable_ref: `weave:///${project}/object/scorer:abc` }),
+      expect.objectContaining({
+        feedback_type: "wandb.runnable.scorer",
+        weave_ref: `weave:///${project}/call/k1`,
+        payload: { output: { score: 0.3, passed: false, label: "bad" } },
+        runnable_ref: `weave:///${project}/object/scorer:abc`,
+      }),
     ]);
     expect(calls[2].summary.weave.feedback).toEqual([]);
     const field = "feedback.[wandb.runnable.scorer].payload.output.score";

@@ -5,20 +5,10 @@ import { nowTimestamp } from "../../../store/trace/timestamps.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { type FeedbackDeps, prepareFeedback } from "./feedback-rules.js";
-import {
-  type FeedbackCreateBody,
-  FeedbackBatchCreateReq,
-  FeedbackCreateReq,
-  FeedbackPayloadSchemaReq,
-  FeedbackPurgeReq,
-  FeedbackQueryReq,
-  FeedbackReplaceReq,
-  FeedbackStatsReq,
-} from "./protocol.js";
+import { type FeedbackCreateBody, FeedbackBatchCreateReq, FeedbackCreateReq, FeedbackPayloadSchemaReq, FeedbackPurgeReq, FeedbackQueryReq, FeedbackReplaceReq, FeedbackStatsReq } from "./protocol.js";
 import { resolveProject, traceUserId } from "../common/project.js";
 import { traceRoute } from "../common/scope.js";
 import { purgeIds } from "../common/purge-query.js";
-
 
 const createRes = (row: Feedback) => ({ id: row.id, created_at: row.created_at, wb_user_id: row.wb_user_id, payload: row.payload });
 

@@ -32,9 +32,7 @@ export async function imageRoutes(app: FastifyInstance, options: { trace: TraceS
   defineRoute(app, { method: "POST", url: "/image/create", summary: "Generate an image on the configured upstream image provider", body: ImageCreateReq, ...traceRoute("images") }, async ({ body }, request) => {
     const project = resolveProject(request, body.project_id);
     if (!provider) {
-      throw new TraceBadRequest(
-        `Image generation is not available: this server has no upstream image provider configured, so model '${body.inputs.model}' cannot generate images`,
-      );
+      throw new TraceBadRequest(`Image generation is not available: this server has no upstream image provider configured, so model '${body.inputs.model}' cannot generate images`);
     }
     const { model, prompt, n } = body.inputs;
     const startedAt = nowTimestamp();

@@ -111,7 +111,10 @@ describe.each(testDialects)("trace objects on %s", (dialect) => {
     expect(partial.statusCode).toBe(404);
     expect(partial.json().reason).toBe("Delete request contains 2 digests, but found 1 objects to delete. Diff digests: {'invalid-digest'}");
     expect((await remove("nothing")).json().reason).toBe("Object nothing (None) not found when deleting.");
-    const tooMany = await remove("o", Array.from({ length: 101 }, (_, i) => `d${i}`));
+    const tooMany = await remove(
+      "o",
+      Array.from({ length: 101 }, (_, i) => `d${i}`),
+    );
     expect(tooMany.statusCode).toBe(400);
     expect(tooMany.json().reason).toMatch(/Please delete 100 or fewer objects at a time/);
     expect((await remove("o", [d0])).statusCode).toBe(200);

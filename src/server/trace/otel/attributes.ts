@@ -80,7 +80,14 @@ export function numericKeysToLists(value: unknown): unknown {
   const converted: Dict = {};
   for (const [key, child] of Object.entries(value)) converted[key] = numericKeysToLists(child);
   const keys = Object.keys(converted);
-  if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key)) && keys.map(Number).sort((a, b) => a - b).every((n, index) => n === index)) {
+  if (
+    keys.length > 0 &&
+    keys.every((key) => /^\d+$/.test(key)) &&
+    keys
+      .map(Number)
+      .sort((a, b) => a - b)
+      .every((n, index) => n === index)
+  ) {
     return keys.map((_, index) => converted[String(index)]);
   }
   return converted;

@@ -136,7 +136,11 @@ describe.each(testDialects)("OpenTelemetry ingest on %s", (dialect) => {
     expect(child.summary.usage).toEqual({ "gpt-5": { input_tokens: 7, output_tokens: 3, total_tokens: 10 } });
     expect(child.summary.weave).toMatchObject({ status: "error", latency_ms: 800 });
 
-    expect(calls[EVENTS]).toMatchObject({ inputs: { "events.gen_ai.user.message": [{ content: "question?" }] }, output: { "events.gen_ai.choice": [{ message: "answer!", finish_reason: "stop" }] }, attributes: { agent: "helper" } });
+    expect(calls[EVENTS]).toMatchObject({
+      inputs: { "events.gen_ai.user.message": [{ content: "question?" }] },
+      output: { "events.gen_ai.choice": [{ message: "answer!", finish_reason: "stop" }] },
+      attributes: { agent: "helper" },
+    });
     const generic = calls[GENERIC];
     expect(generic.attributes).toMatchObject({ custom: { key: "v", nested: { n: 1 } } });
     expect([...generic.op_name].length).toBeLessThanOrEqual(128);

@@ -90,7 +90,5 @@ export async function otelRoutes(app: FastifyInstance, options: { trace: TraceSe
   };
   defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", ...traceRoute("otel") }, (_input, request, reply) => ingest(request, reply));
   // Weave's agent integrations (its Node SDK, Python sessions) export here by default.
-  defineRoute(app, { method: "POST", url: "/agents/otel/v1/traces", summary: "OTLP trace export from agent integrations (same as /otel/v1/traces)", ...traceRoute("otel") }, (_input, request, reply) =>
-    ingest(request, reply),
-  );
+  defineRoute(app, { method: "POST", url: "/agents/otel/v1/traces", summary: "OTLP trace export from agent integrations (same as /otel/v1/traces)", ...traceRoute("otel") }, (_input, request, reply) => ingest(request, reply));
 }

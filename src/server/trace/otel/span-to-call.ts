@@ -47,7 +47,10 @@ export function spanToCall(span: OtlpSpan, resource: OtlpResourceSpans["resource
   }
 
   const usage = mapped(attributes, USAGE_KEYS);
-  for (const [a, b] of [["prompt_tokens", "completion_tokens"], ["input_tokens", "output_tokens"]] as const) {
+  for (const [a, b] of [
+    ["prompt_tokens", "completion_tokens"],
+    ["input_tokens", "output_tokens"],
+  ] as const) {
     if (!("total_tokens" in usage) && Number.isInteger(usage[a]) && Number.isInteger(usage[b])) usage.total_tokens = (usage[a] as number) + (usage[b] as number);
   }
 

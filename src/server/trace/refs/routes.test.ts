@@ -42,7 +42,15 @@ describe.each(testDialects)("refs/read_batch on %s", (dialect) => {
       `weave:///${p}/table/${table.digest}/id/${table.row_digests[1]}`,
       `weave:///${p}/table/${table.digest}/index/1/key/q`,
     ]);
-    expect(res.json().vals).toEqual([{ q: "a", n: 1 }, [{ q: "a", n: 1 }, { q: "b", n: 2 }], { q: "b", n: 2 }, "b"]);
+    expect(res.json().vals).toEqual([
+      { q: "a", n: 1 },
+      [
+        { q: "a", n: 1 },
+        { q: "b", n: 2 },
+      ],
+      { q: "b", n: 2 },
+      "b",
+    ]);
     expect(res.body).toContain('{"q":"a","n":1.0}');
   });
 

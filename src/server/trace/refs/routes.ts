@@ -14,9 +14,7 @@ const RefsReadBatchReq = z.object({ refs: StringList });
  */
 export async function refRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
-  defineRoute(
-    app,
-    { method: "POST", url: "/refs/read_batch", summary: "Resolve refs to values", tags: ["trace: refs"], body: RefsReadBatchReq, errorStyle: "trace", security: "basic" },
-    async ({ body }, request) => ({ vals: await options.trace.refs.readBatch(principalOf(request).entity, body.refs) }),
-  );
+  defineRoute(app, { method: "POST", url: "/refs/read_batch", summary: "Resolve refs to values", tags: ["trace: refs"], body: RefsReadBatchReq, errorStyle: "trace", security: "basic" }, async ({ body }, request) => ({
+    vals: await options.trace.refs.readBatch(principalOf(request).entity, body.refs),
+  }));
 }

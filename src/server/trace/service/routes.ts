@@ -43,13 +43,10 @@ const ProjectsInfoReq = z.object({ project_ids: z.array(ProjectId) });
 
 /** POST /service/projects_info: Flywheel keeps external project ids end to end, so both ids are the same. */
 export async function traceServiceRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(
-    app,
-    { method: "POST", url: "/service/projects_info", summary: "Internal ids of projects", tags: ["trace: service"], body: ProjectsInfoReq, errorStyle: "trace", security: "basic" },
-    async ({ body }, request) =>
-      body.project_ids.map((id) => {
-        const { projectId } = resolveProject(request, id);
-        return { external_project_id: projectId, internal_project_id: projectId };
-      }),
+  defineRoute(app, { method: "POST", url: "/service/projects_info", summary: "Internal ids of projects", tags: ["trace: service"], body: ProjectsInfoReq, errorStyle: "trace", security: "basic" }, async ({ body }, request) =>
+    body.project_ids.map((id) => {
+      const { projectId } = resolveProject(request, id);
+      return { external_project_id: projectId, internal_project_id: projectId };
+    }),
   );
 }

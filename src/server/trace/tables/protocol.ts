@@ -3,11 +3,7 @@ import { JsonDict, Limit, Offset, OptionalString, ProjectId, SortBy, StringList 
 
 /** Requests of the table endpoints (`docs/api/trace.md#tables`); unknown fields are ignored, as Weave does. */
 export const TableCreateReq = z.object({ table: z.object({ project_id: ProjectId, rows: z.array(JsonDict), expected_digest: OptionalString }) });
-const TableUpdateSpec = z.union([
-  z.object({ append: z.object({ row: JsonDict }) }),
-  z.object({ pop: z.object({ index: z.number().int() }) }),
-  z.object({ insert: z.object({ index: z.number().int(), row: JsonDict }) }),
-]);
+const TableUpdateSpec = z.union([z.object({ append: z.object({ row: JsonDict }) }), z.object({ pop: z.object({ index: z.number().int() }) }), z.object({ insert: z.object({ index: z.number().int(), row: JsonDict }) })]);
 export const TableUpdateReq = z.object({ project_id: ProjectId, base_digest: z.string(), updates: z.array(TableUpdateSpec) });
 export const TableCreateFromDigestsReq = z.object({ project_id: ProjectId, row_digests: StringList, expected_digest: OptionalString });
 export const TableQueryReq = z.object({

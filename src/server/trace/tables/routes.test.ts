@@ -39,7 +39,12 @@ describe.each(testDialects)("trace tables on %s", (dialect) => {
 
   it("queries with filters, sorting, paging and as JSON Lines", async () => {
     fresh();
-    const rows = [{ n: 3, tag: "c", nested: { k: "b" } }, { n: 1, tag: "a" }, { n: 2, tag: "b", nested: { k: "a" } }, { n: null, tag: "d" }];
+    const rows = [
+      { n: 3, tag: "c", nested: { k: "b" } },
+      { n: 1, tag: "a" },
+      { n: 2, tag: "b", nested: { k: "a" } },
+      { n: null, tag: "d" },
+    ];
     const { digest, row_digests } = await createTable(rows);
     const ns = (found: { val: unknown }[]) => found.map((row) => (row.val as { n: number }).n);
     expect(ns(await queryRows({ digest, sort_by: [{ field: "n", direction: "asc" }] }))).toEqual([null, 1, 2, 3]);
@@ -56,7 +61,7 @@ describe.each(testDialects)("trace tables on %s", (dialect) => {
     }
     const stream = await c.post("/table/query_stream", { project_id: p, digest, offset: 1 });
     expect(stream.headers["content-type"]).toBe("application/jsonl");
-    expect(jsonLines(stream.body)).toEqual((await queryRows({ digest, offset: 1 })));
+    expect(jsonLines(stream.body)).toEqual(await queryRows({ digest, offset: 1 }));
     const badStream = await c.post("/table/query_stream", { project_id: p, digest, sort_by: [{ field: "", direction: "asc" }] });
     expect(badStream.statusCode).toBe(400);
     expect(await queryRows({ digest: "0".repeat(64) })).toEqual([]);

@@ -18,7 +18,10 @@ export const ListParam = z.union([z.string(), z.array(z.string())]).optional();
 
 export function listParam(value: z.output<typeof ListParam>): string[] | undefined {
   if (value === undefined) return undefined;
-  const items = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(",")).map((item) => item.trim()).filter(Boolean);
+  const items = (Array.isArray(value) ? value : [value])
+    .flatMap((item) => item.split(","))
+    .map((item) => item.trim())
+    .filter(Boolean);
   return items.length > 0 ? items : undefined;
 }
 

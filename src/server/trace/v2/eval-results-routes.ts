@@ -20,9 +20,7 @@ const EvalResultsQueryBody = z.object({
   summary_require_intersection: z.boolean().nullish(),
   include_predict_and_score_children: z.boolean().default(true),
   include_costs: z.boolean().default(false),
-  sort_by: z
-    .array(z.object({ field: z.string(), direction: z.enum(["asc", "desc"]).default("asc"), evaluation_call_id: z.string().nullish(), mode: z.enum(["value", "difference"]).default("value") }))
-    .nullish(),
+  sort_by: z.array(z.object({ field: z.string(), direction: z.enum(["asc", "desc"]).default("asc"), evaluation_call_id: z.string().nullish(), mode: z.enum(["value", "difference"]).default("value") })).nullish(),
   filters: z.array(z.object({ evaluation_call_id: z.string().nullish(), query: zQuery })).nullish(),
   filter_logic_operator: z.enum(["and", "or"]).default("or"),
   limit: z.number().int().min(0).nullish(),

@@ -43,9 +43,13 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { tra
     return sendJsonLines(request, reply, await runs.list(pathProject(request, params), filter, pageOf(query)), stringifyJsonLossless);
   });
 
-  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/evaluation_runs", summary: "Delete evaluation runs with their calls", params: ProjectPath, query: RunDeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await runs.delete(pathProject(request, params), listParam(query.evaluation_run_ids) ?? []),
-  }));
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/v2/:entity/:project/evaluation_runs", summary: "Delete evaluation runs with their calls", params: ProjectPath, query: RunDeleteQuery, ...common },
+    async ({ params, query }, request) => ({
+      num_deleted: await runs.delete(pathProject(request, params), listParam(query.evaluation_run_ids) ?? []),
+    }),
+  );
 
   defineRoute(
     app,

@@ -19,7 +19,13 @@ describe.each(testDialects)("v2 evaluation runs on %s", (dialect) => {
   beforeAll(async () => {
     t = await startTestApp(dialect);
     c = traceClient(t, t.keys.alice);
-    const dataset = await c.json(`${V2}/datasets`, { name: "sums", rows: [{ q: "1+1", a: "2" }, { q: "2+2", a: "4" }] });
+    const dataset = await c.json(`${V2}/datasets`, {
+      name: "sums",
+      rows: [
+        { q: "1+1", a: "2" },
+        { q: "2+2", a: "4" },
+      ],
+    });
     scorer = (await c.json(`${V2}/scorers`, { name: "Exact Match", op_source_code: "def score(output, a): return output == a" })).scorer;
     evaluation = (await c.json(`${V2}/evaluations`, { name: "sums-eval", dataset: `weave:///${P}/object/${dataset.object_id}:${dataset.digest}`, scorers: [scorer] })).evaluation_ref;
     model = (await c.json(`${V2}/models`, { name: "adder", source_code: "def predict(q): ..." })).model_ref;

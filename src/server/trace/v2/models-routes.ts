@@ -28,11 +28,7 @@ export async function v2ModelRoutes(app: FastifyInstance, options: { v2: V2Objec
   });
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/models", summary: "Create a model version", params: ProjectPath, body: ModelCreateBody, ...common }, async ({ params, body }, request) => {
-    const created = await v2.createModel(
-      pathProject(request, params),
-      { name: body.name, description: body.description, sourceCode: body.source_code, attributes: body.attributes },
-      traceUserId(request),
-    );
+    const created = await v2.createModel(pathProject(request, params), { name: body.name, description: body.description, sourceCode: body.source_code, attributes: body.attributes }, traceUserId(request));
     return { ...createdFields(created), model_ref: created.modelRef };
   });
 

@@ -47,21 +47,25 @@ export async function v2PredictionRoutes(app: FastifyInstance, options: { trace:
     sendJsonLines(request, reply, await predictions.listPredictions(pathProject(request, params), query.evaluation_run_id, pageOf(query)), stringifyJsonLossless),
   );
 
-  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/predictions", summary: "Delete predictions", params: ProjectPath, query: z.object({ prediction_ids: ListParam }), ...common }, async ({ params, query }, request) => ({
-    num_deleted: await predictions.deletePredictions(pathProject(request, params), listParam(query.prediction_ids) ?? []),
-  }));
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/v2/:entity/:project/predictions", summary: "Delete predictions", params: ProjectPath, query: z.object({ prediction_ids: ListParam }), ...common },
+    async ({ params, query }, request) => ({
+      num_deleted: await predictions.deletePredictions(pathProject(request, params), listParam(query.prediction_ids) ?? []),
+    }),
+  );
 
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/predictions/:prediction_id/finish", summary: "Finish a prediction and its predict_and_score call", params: PredictionPath, ...common }, async ({ params }, request) => {
-    await predictions.finishPrediction(pathProject(request, params), params.prediction_id);
-    return { success: true };
-  });
+  defineRoute(
+    app,
+    { method: "POST", url: "/v2/:entity/:project/predictions/:prediction_id/finish", summary: "Finish a prediction and its predict_and_score call", params: PredictionPath, ...common },
+    async ({ params }, request) => {
+      await predictions.finishPrediction(pathProject(request, params), params.prediction_id);
+      return { success: true };
+    },
+  );
 
   defineRoute(app, { method: "POST", url: "/v2/:entity/:project/scores", summary: "Record a score of a prediction", params: ProjectPath, body: ScoreCreateBody, ...common }, async ({ params, body }, request) => ({
-    score_id: await predictions.createScore(
-      pathProject(request, params),
-      { predictionId: body.prediction_id, scorer: body.scorer, value: body.value, evaluationRunId: body.evaluation_run_id },
-      traceUserId(request),
-    ),
+    score_id: await predictions.createScore(pathProject(request, params), { predictionId: body.prediction_id, scorer: body.scorer, value: body.value, evaluationRunId: body.evaluation_run_id }, traceUserId(request)),
   }));
 
   defineRoute(app, { method: "GET", url: "/v2/:entity/:project/scores/:score_id", summary: "Read a score", params: ScorePath, ...common }, async ({ params }, request) =>

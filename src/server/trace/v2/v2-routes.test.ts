@@ -51,7 +51,16 @@ describe.each(testDialects)("v2 object resources on %s", (dialect) => {
 
   it("creates datasets over a table and lists and deletes their versions", async () => {
     fresh();
-    const created = (await c.post(`${base}/datasets`, { name: "Eval Set", description: "two rows", rows: [{ q: "1+1", a: "2" }, { q: "2+2", a: "4" }] })).json();
+    const created = (
+      await c.post(`${base}/datasets`, {
+        name: "Eval Set",
+        description: "two rows",
+        rows: [
+          { q: "1+1", a: "2" },
+          { q: "2+2", a: "4" },
+        ],
+      })
+    ).json();
     expect(created).toMatchObject({ object_id: "eval_set", version_index: 0 });
     const read = (await c.get(`${base}/datasets/eval_set/versions/${created.digest}`)).json();
     expect(read).toMatchObject({ object_id: "eval_set", name: "Eval Set", description: "two rows" });
@@ -59,7 +68,10 @@ describe.each(testDialects)("v2 object resources on %s", (dialect) => {
     const stored = await readObj("eval_set", "latest");
     expect(stored).toMatchObject({ base_object_class: "Dataset", val: { _type: "Dataset", _class_name: "Dataset", _bases: ["Object", "BaseModel"], rows: read.rows } });
     const rows = (await c.post("/refs/read_batch", { refs: [read.rows] })).json().vals[0];
-    expect(rows).toEqual([{ q: "1+1", a: "2" }, { q: "2+2", a: "4" }]);
+    expect(rows).toEqual([
+      { q: "1+1", a: "2" },
+      { q: "2+2", a: "4" },
+    ]);
 
     const second = (await c.post(`${base}/datasets`, { name: "Eval Set", rows: [] })).json();
     expect(second.version_index).toBe(1);

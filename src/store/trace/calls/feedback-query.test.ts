@@ -38,16 +38,62 @@ describe.each(testDialects)("feedback and status filters on %s", (dialect) => {
     for (let i = 0; i < 60; i++) {
       const id = `c${String(i).padStart(2, "0")}`;
       const startedAt = new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString().replace("Z", "000Z");
-      const start = { projectId: P, id, traceId: `t${i}`, opName: "op", displayName: null, parentId: null, threadId: null, turnId: null, startedAt, attributes: {}, inputs: {}, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null };
+      const start = {
+        projectId: P,
+        id,
+        traceId: `t${i}`,
+        opName: "op",
+        displayName: null,
+        parentId: null,
+        threadId: null,
+        turnId: null,
+        startedAt,
+        attributes: {},
+        inputs: {},
+        otelDump: null,
+        wbUserId: "u",
+        wbRunId: null,
+        wbRunStep: null,
+      };
       const summary = i % 9 === 0 ? { status_counts: { error: 1 } } : {};
       const end = { projectId: P, id, traceId: null, endedAt: "2024-06-01T00:00:00.000000Z", exception: i % 4 === 0 ? "boom" : null, output: null, summary, wbRunStepEnd: null };
       writes.push(i % 6 === 1 ? { start } : { start, end });
     }
     await indexed.writeCalls(writes);
     await indexed.deleteCalls(P, ["c08"]);
-    const feedback = (id: string, n: number, emoji: string) => ({ id: `f${n}`, project_id: P, weave_ref: `weave:///${P}/call/${id}`, wb_user_id: "u", created_at: new Date(Date.UTC(2024, 1, 1) + n * 1000).toISOString(), feedback_type: "wandb.reaction.1", payload: { emoji } });
+    const feedback = (id: string, n: number, emoji: string) => ({
+      id: `f${n}`,
+      project_id: P,
+      weave_ref: `weave:///${P}/call/${id}`,
+      wb_user_id: "u",
+      created_at: new Date(Date.UTC(2024, 1, 1) + n * 1000).toISOString(),
+      feedback_type: "wandb.reaction.1",
+      payload: { emoji },
+    });
     // c03 is liked then disliked: its newest reaction is 👎. c08 is deleted.
-    await indexed.insertFeedback([feedback("c01", 1, "👍"), feedback("c03", 2, "👍"), feedback("c03", 3, "👎"), feedback("c05", 4, "👍"), feedback("c08", 5, "👍"), feedback("c12", 6, "👎")].map((row) => ({ ...row, creator: null, annotation_ref: null, runnable_ref: null, call_ref: null, trigger_ref: null, queue_id: null, scorer_tags: [], scorer_tag_reasons: {}, scorer_tag_confidences: {}, scorer_ratings: {}, scorer_rating_reasons: {}, scorer_rating_confidences: {}, span_agent_name: "", span_agent_version: "", span_status_code: "", span_conversation_id: "", span_trace_id: "", scorer_trace_id: "" })));
+    await indexed.insertFeedback(
+      [feedback("c01", 1, "👍"), feedback("c03", 2, "👍"), feedback("c03", 3, "👎"), feedback("c05", 4, "👍"), feedback("c08", 5, "👍"), feedback("c12", 6, "👎")].map((row) => ({
+        ...row,
+        creator: null,
+        annotation_ref: null,
+        runnable_ref: null,
+        call_ref: null,
+        trigger_ref: null,
+        queue_id: null,
+        scorer_tags: [],
+        scorer_tag_reasons: {},
+        scorer_tag_confidences: {},
+        scorer_ratings: {},
+        scorer_rating_reasons: {},
+        scorer_rating_confidences: {},
+        span_agent_name: "",
+        span_agent_version: "",
+        span_status_code: "",
+        span_conversation_id: "",
+        span_trace_id: "",
+        scorer_trace_id: "",
+      })),
+    );
   });
   afterAll(async () => {
     await store.close();

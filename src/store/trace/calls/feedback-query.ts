@@ -52,7 +52,9 @@ export async function feedbackCandidates(db: TraceDb, projectId: string, operati
   let best: string[] | undefined;
   for (const type of new Set(requiredFeedbackTypes(operation))) {
     const rows = (
-      await sql<{ weave_ref: string }>`SELECT DISTINCT weave_ref FROM trace_feedback WHERE project_id = ${projectId} AND feedback_type = ${type} AND substr(weave_ref, 1, ${prefix.length}) = ${prefix} LIMIT ${maxCandidates + 1}`.execute(db)
+      await sql<{
+        weave_ref: string;
+      }>`SELECT DISTINCT weave_ref FROM trace_feedback WHERE project_id = ${projectId} AND feedback_type = ${type} AND substr(weave_ref, 1, ${prefix.length}) = ${prefix} LIMIT ${maxCandidates + 1}`.execute(db)
     ).rows;
     if (rows.length > maxCandidates) continue;
     if (!best || rows.length < best.length) best = rows.map((row) => row.weave_ref.slice(prefix.length));

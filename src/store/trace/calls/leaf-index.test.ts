@@ -21,7 +21,45 @@ function random(seed: number): () => number {
 }
 
 /** Scalars that the type-tolerant comparison treats in interesting ways. */
-const SCALARS: unknown[] = ["a", "b", "A", "", " ", "5", " 5 ", "5.0", "05", "-0", "0", "1e2", "100", "true", "false", "null", "x.y", "é", "😀", 5, 0, -0, 100, 0.1 + 0.2, 0.3, 1e21, 5e-324, 2 ** 53 + 2, -7.25, true, false, null, "{}", "[1]", "a".repeat(MAX_TEXT_LENGTH), "b".repeat(MAX_TEXT_LENGTH + 1), `${" ".repeat(300)}7`];
+const SCALARS: unknown[] = [
+  "a",
+  "b",
+  "A",
+  "",
+  " ",
+  "5",
+  " 5 ",
+  "5.0",
+  "05",
+  "-0",
+  "0",
+  "1e2",
+  "100",
+  "true",
+  "false",
+  "null",
+  "x.y",
+  "é",
+  "😀",
+  5,
+  0,
+  -0,
+  100,
+  0.1 + 0.2,
+  0.3,
+  1e21,
+  5e-324,
+  2 ** 53 + 2,
+  -7.25,
+  true,
+  false,
+  null,
+  "{}",
+  "[1]",
+  "a".repeat(MAX_TEXT_LENGTH),
+  "b".repeat(MAX_TEXT_LENGTH + 1),
+  `${" ".repeat(300)}7`,
+];
 const KEYS = ["model", "n", "flag", "a.b", "0", "deep", "x"];
 
 function randomValue(next: () => number, depth: number): unknown {
@@ -42,7 +80,23 @@ function randomLiteral(next: () => number): unknown {
   return next() < 0.9 ? SCALARS[Math.floor(next() * SCALARS.length)] : { model: "a" };
 }
 
-const FIELDS = ["inputs.model", "inputs.n", "inputs.flag", "inputs.deep.model", "inputs.deep.n", "inputs.0", "inputs.x.0", "attributes.model", "attributes.deep.x", "summary.n", "summary.deep.flag", "output", "output.model", "output.n", "inputs.missing"];
+const FIELDS = [
+  "inputs.model",
+  "inputs.n",
+  "inputs.flag",
+  "inputs.deep.model",
+  "inputs.deep.n",
+  "inputs.0",
+  "inputs.x.0",
+  "attributes.model",
+  "attributes.deep.x",
+  "summary.n",
+  "summary.deep.flag",
+  "output",
+  "output.model",
+  "output.n",
+  "inputs.missing",
+];
 
 function randomOperation(next: () => number, depth = 0): Operation {
   const field = { $getField: FIELDS[Math.floor(next() * FIELDS.length)]! };

@@ -27,9 +27,7 @@ const term = (key: number) => `k${key}`;
 /** Statements that add the documents of one write. */
 export function leafInsertStatements(dialect: DialectName, documents: LeafDocument[]): CompiledQuery[] {
   const rows = documents.filter((doc) => doc.keys.length > 0).map((doc) => (dialect === "sqlite" ? [doc.keys.map(term).join(" "), doc.callId] : [doc.callId, doc.keys]));
-  return dialect === "sqlite"
-    ? bulkInsert(dialect, "INSERT INTO trace_call_terms (terms, call_id)", 2, rows, "")
-    : bulkInsert(dialect, "INSERT INTO trace_call_leaves (call_id, keys)", 2, rows, "");
+  return dialect === "sqlite" ? bulkInsert(dialect, "INSERT INTO trace_call_terms (terms, call_id)", 2, rows, "") : bulkInsert(dialect, "INSERT INTO trace_call_leaves (call_id, keys)", 2, rows, "");
 }
 
 /**

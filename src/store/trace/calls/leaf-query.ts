@@ -54,7 +54,11 @@ function matchKeys(projectId: string, operation: Operation): number[] | undefine
   if ("$in" in operation) {
     const [subject, items] = operation.$in;
     if (!("$getField" in subject) || items.length === 0 || !items.every((item) => "$literal" in item)) return undefined;
-    return fieldKeys(projectId, subject.$getField, items.map((item) => (item as { $literal: unknown }).$literal));
+    return fieldKeys(
+      projectId,
+      subject.$getField,
+      items.map((item) => (item as { $literal: unknown }).$literal),
+    );
   }
   return undefined;
 }

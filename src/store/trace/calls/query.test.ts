@@ -33,7 +33,23 @@ describe.each(testDialects)("calls in a non-default order on %s", (dialect) => {
         const id = `c${String(i).padStart(3, "0")}`;
         const startedAt = new Date(Date.UTC(2024, 0, 1) + Math.floor(next() * 50) * 1000).toISOString().replace("Z", "000Z");
         const n = next() < 0.1 ? null : next() < 0.2 ? `text ${Math.floor(next() * 5)}` : Math.floor(next() * 40);
-        const start = { projectId: project, id, traceId: `t${i}`, opName: `weave:///${project}/op/${["a", "b", "c"][Math.floor(next() * 3)]}:v0`, displayName: null, parentId: null, threadId: null, turnId: null, startedAt, attributes: {}, inputs: n === null ? {} : { n }, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null };
+        const start = {
+          projectId: project,
+          id,
+          traceId: `t${i}`,
+          opName: `weave:///${project}/op/${["a", "b", "c"][Math.floor(next() * 3)]}:v0`,
+          displayName: null,
+          parentId: null,
+          threadId: null,
+          turnId: null,
+          startedAt,
+          attributes: {},
+          inputs: n === null ? {} : { n },
+          otelDump: null,
+          wbUserId: "u",
+          wbRunId: null,
+          wbRunStep: null,
+        };
         writes.push(next() < 0.8 ? { start, end: { projectId: project, id, traceId: null, endedAt: "2024-06-01T00:00:00.000000Z", exception: null, output: { i }, summary: {}, wbRunStepEnd: null } } : { start });
       }
     }
@@ -66,7 +82,13 @@ describe.each(testDialects)("calls in a non-default order on %s", (dialect) => {
   const orders: [string, SortBy[]][] = [
     ["op_name descending", [{ field: "op_name", direction: "desc" }]],
     ["a JSON input ascending (numbers, strings, missing)", [{ field: "inputs.n", direction: "asc" }]],
-    ["two keys", [{ field: "inputs.n", direction: "desc" }, { field: "ended_at", direction: "asc" }]],
+    [
+      "two keys",
+      [
+        { field: "inputs.n", direction: "desc" },
+        { field: "ended_at", direction: "asc" },
+      ],
+    ],
   ];
   it.each(orders)("reads %s as its windows do", async (_name, sortBy) => {
     for (const range of [{}, { limit: 250, offset: 17 }, { offset: 120 }, { limit: 101 }]) {

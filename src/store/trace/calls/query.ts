@@ -52,7 +52,10 @@ function filterConditions(projectId: string, filter: CallsFilter): Sql[] {
     for (const prefix of prefixes) parts.push(sql`substr(c.op_name, 1, ${prefix.length}) = ${prefix}`);
     conditions.push(sql`(${sql.join(parts, sql` OR `)})`);
   }
-  for (const [name, direction] of [["input_refs", "input"], ["output_refs", "output"]] as const) {
+  for (const [name, direction] of [
+    ["input_refs", "input"],
+    ["output_refs", "output"],
+  ] as const) {
     const refs = list(name, filter[name]);
     if (refs) {
       conditions.push(sql`c.id IN (SELECT r.call_id FROM trace_call_refs r WHERE r.project_id = ${projectId} AND r.direction = ${direction} AND r.ref IN (${sql.join(refs)}))`);
@@ -87,7 +90,11 @@ export function orderTerms(dialect: TraceSql, projectId: string, sortBy: SortBy[
 }
 
 export function effectiveSort(sortBy: SortBy[] | null | undefined): SortBy[] {
-  if (sortBy === null || sortBy === undefined) return [{ field: "started_at", direction: "asc" }, { field: "id", direction: "asc" }];
+  if (sortBy === null || sortBy === undefined)
+    return [
+      { field: "started_at", direction: "asc" },
+      { field: "id", direction: "asc" },
+    ];
   if (sortBy.length === 0) return [];
   for (const key of sortBy) {
     if (!key.field || key.field.startsWith(".") || key.field.endsWith(".") || key.field.includes("..")) throw new QueryError(`Invalid sort field '${key.field}'`);
@@ -107,7 +114,11 @@ function keysetDirection(sortBy: SortBy[] | null | undefined): "asc" | "desc" | 
 function selectList(dialect: TraceSql, q: CallsQuery, fields: readonly CallField[]): Sql {
   const items: Sql[] = fields.map((field) => sql.ref(`c.${field}`));
   if (fields.includes("attributes")) items.push(sql.ref("c.otel_dump"));
-  const size = (alias: string) => sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`${alias}.${column}`))}, 0)`), sql` + `);
+  const size = (alias: string) =>
+    sql.join(
+      ["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`${alias}.${column}`))}, 0)`),
+      sql` + `,
+    );
   if (q.includeStorageSize) items.push(sql`(${size("c")}) AS storage_size_bytes`);
   if (q.includeTotalStorageSize) {
     items.push(
@@ -137,13 +148,7 @@ function callSource(dialect: TraceSql, projectId: string, candidates: string[] |
  * memory whole. The default order continues by (started_at, id) keys; other orders by offset.
  * `extraConditions` narrow the query further; `candidates` are the only calls it can match.
  */
-export async function* queryCallRows(
-  db: TraceDb,
-  dialect: TraceSql,
-  q: CallsQuery,
-  fields: readonly CallField[],
-  options: { extraConditions?: Sql[]; candidates?: string[] } = {},
-): AsyncGenerator<Record<string, unknown>[]> {
+export async function* queryCallRows(db: TraceDb, dialect: TraceSql, q: CallsQuery, fields: readonly CallField[], options: { extraConditions?: Sql[]; candidates?: string[] } = {}): AsyncGenerator<Record<string, unknown>[]> {
   const source = callSource(dialect, q.projectId, options.candidates);
   const conditions = [...callConditions(dialect, q), ...source.where, ...(options.extraConditions ?? [])];
   const order = orderTerms(dialect, q.projectId, q.sortBy);
@@ -169,7 +174,8 @@ export async function* queryCallRows(
       where.push(keyset === "asc" ? sql`(c.started_at, c.id) > (${after.startedAt}, ${after.id})` : sql`(c.started_at, c.id) < (${after.startedAt}, ${after.id})`);
     }
     const orderClause = pageOrder.length > 0 ? sql`ORDER BY ${sql.join(pageOrder)}` : sql``;
-    const statement: RawBuilder<Record<string, unknown>> = sql`${source.with}SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM ${source.from} WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
+    const statement: RawBuilder<Record<string, unknown>> =
+      sql`${source.with}SELECT ${columns}${needsKeys ? sql`, c.started_at` : sql``} FROM ${source.from} WHERE ${sql.join(where, sql` AND `)} ${orderClause} LIMIT ${take} OFFSET ${after ? 0 : offset}`;
     // A page in another order sorts the whole match (on SQLite: off the event loop).
     const rows = keyset ? (await statement.execute(db)).rows : await readOffLoop(db, statement.compile(db));
     if (rows.length > 0) yield rows;
@@ -243,7 +249,11 @@ export async function countCalls(db: TraceDb, dialect: TraceSql, q: CallsQuery, 
 export async function totalStorageOfMatchedTraces(db: TraceDb, dialect: TraceSql, q: CallsQuery, candidates?: string[]): Promise<number> {
   const source = callSource(dialect, q.projectId, candidates);
   const where = sql.join([...callConditions(dialect, q), ...source.where], sql` AND `);
-  const size = sql.join(["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`), sql` + `);
-  const statement: RawBuilder<{ total: number | string | null }> = sql`${source.with}SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM ${source.from} WHERE ${where} AND c.parent_id IS NULL)`;
+  const size = sql.join(
+    ["attributes", "inputs", "output", "summary"].map((column) => sql`COALESCE(${dialect.byteLength(sql.ref(`t.${column}`))}, 0)`),
+    sql` + `,
+  );
+  const statement: RawBuilder<{ total: number | string | null }> =
+    sql`${source.with}SELECT SUM(${size}) AS total FROM trace_calls t WHERE t.project_id = ${q.projectId} AND t.deleted_at IS NULL AND t.op_name IS NOT NULL AND t.trace_id IN (SELECT c.trace_id FROM ${source.from} WHERE ${where} AND c.parent_id IS NULL)`;
   return Number((await statement.execute(db)).rows[0]?.total ?? 0);
 }

@@ -43,7 +43,7 @@ export function selectedFields(columns: string[] | null | undefined, includeCost
   return CALL_FIELDS.filter((field) => wanted.has(field));
 }
 
-const parseJson = (text: unknown): unknown => (typeof text === "string" ? JSON.parse(text) : text ?? null);
+const parseJson = (text: unknown): unknown => (typeof text === "string" ? JSON.parse(text) : (text ?? null));
 
 /** A stored row (selected columns, plus otel_dump and sizes when asked) as the API's CallSchema. */
 export function toCallSchema(row: Record<string, unknown>, fields: readonly CallField[]): CallSchema {

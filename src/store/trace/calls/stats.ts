@@ -101,7 +101,14 @@ export async function callStats(db: TraceDb, dialect: TraceSql, req: CallStatsRe
     for (const model of sortedModels) {
       const group = byKey.get(`${bucket}\u0000${model}`) ?? [];
       const out: Record<string, unknown> = { timestamp, model };
-      for (const spec of req.usageMetrics) Object.assign(out, aggregate(group.map((point) => point.values[spec.metric] ?? null), spec));
+      for (const spec of req.usageMetrics)
+        Object.assign(
+          out,
+          aggregate(
+            group.map((point) => point.values[spec.metric] ?? null),
+            spec,
+          ),
+        );
       out.count = group.length;
       usage_buckets.push(out);
     }
@@ -139,8 +146,7 @@ function usageMetrics(usage: Record<string, unknown>, price: ReturnType<typeof p
   if (price) {
     const cacheRead = price.cache_read_input_token_cost > 0 ? tokens.cacheRead : 0;
     const cacheCreation = price.cache_creation_input_token_cost > 0 ? tokens.cacheCreation : 0;
-    const input =
-      Math.max(0, tokens.prompt - cacheRead - cacheCreation) * price.prompt_token_cost + cacheRead * price.cache_read_input_token_cost + cacheCreation * price.cache_creation_input_token_cost;
+    const input = Math.max(0, tokens.prompt - cacheRead - cacheCreation) * price.prompt_token_cost + cacheRead * price.cache_read_input_token_cost + cacheCreation * price.cache_creation_input_token_cost;
     const output = tokens.completion * price.completion_token_cost;
     Object.assign(values, { input_cost: input, output_cost: output, total_cost: input + output });
   }

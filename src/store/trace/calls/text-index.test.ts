@@ -29,10 +29,56 @@ const TEXTS = [
   "İstanbul ISTANBUL",
   "straße STRASSE",
   "K-kelvin",
-  "{\"not\": \"json\"}",
+  '{"not": "json"}',
   "",
 ];
-const NEEDLES = ["hello", "HeLLo", "llo", "lo", "o", "", "%", "100%", "0%", "_", "a_b", "b_c", "'", "it's", '"hi"', '"', '""', "\\", "back\\sl", "\\s", "\t", "e\nn", "😀 t", "😀", "école", "ÉCOLE", "éco", "ÉCO", "σίσ", "ΣΊΣ", "İst", "ist", "straße", "STRASSE", "ß", "K-k", "k-k", '{"', '":', "not", "xyz-absent", "%%%", "__", "hello world", "Question"];
+const NEEDLES = [
+  "hello",
+  "HeLLo",
+  "llo",
+  "lo",
+  "o",
+  "",
+  "%",
+  "100%",
+  "0%",
+  "_",
+  "a_b",
+  "b_c",
+  "'",
+  "it's",
+  '"hi"',
+  '"',
+  '""',
+  "\\",
+  "back\\sl",
+  "\\s",
+  "\t",
+  "e\nn",
+  "😀 t",
+  "😀",
+  "école",
+  "ÉCOLE",
+  "éco",
+  "ÉCO",
+  "σίσ",
+  "ΣΊΣ",
+  "İst",
+  "ist",
+  "straße",
+  "STRASSE",
+  "ß",
+  "K-k",
+  "k-k",
+  '{"',
+  '":',
+  "not",
+  "xyz-absent",
+  "%%%",
+  "__",
+  "hello world",
+  "Question",
+];
 
 function random(seed: number): () => number {
   let state = seed >>> 0;
@@ -54,7 +100,22 @@ function randomPayload(next: () => number): unknown {
   return { text: pick(next, TEXTS), n: Math.floor(next() * 1000), deep: { x: pick(next, TEXTS), list: [pick(next, TEXTS)] } };
 }
 
-const FIELDS = ["op_name", "display_name", "inputs", "inputs.text", "inputs.deep.x", "inputs.deep", "inputs.deep.list.0", "output", "output.text", "output.0", "output.deep.list", "summary.weave.trace_name", "attributes.note", "exception"];
+const FIELDS = [
+  "op_name",
+  "display_name",
+  "inputs",
+  "inputs.text",
+  "inputs.deep.x",
+  "inputs.deep",
+  "inputs.deep.list.0",
+  "output",
+  "output.text",
+  "output.0",
+  "output.deep.list",
+  "summary.weave.trace_name",
+  "attributes.note",
+  "exception",
+];
 const UI_FIELDS = ["op_name", "display_name", "inputs", "output"];
 
 function contains(field: string, needle: string, caseInsensitive: boolean): Operation {
@@ -124,7 +185,23 @@ describe.each(testDialects)("text index on %s", (dialect) => {
       const id = `c${String(i).padStart(3, "0")}`;
       const startedAt = new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString().replace("Z", "000Z");
       const opName = next() < 0.5 ? `weave:///${P}/op/${pick(next, ["Hello", "search_docs", "100%-op", "straße"])}:abc` : pick(next, ["plain-op", "Question answer"]);
-      const start = { projectId: P, id, traceId: `t${i}`, opName, displayName: next() < 0.3 ? pick(next, TEXTS) : null, parentId: null, threadId: null, turnId: null, startedAt, attributes: { note: pick(next, TEXTS) }, inputs: randomPayload(next) as Record<string, unknown>, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null };
+      const start = {
+        projectId: P,
+        id,
+        traceId: `t${i}`,
+        opName,
+        displayName: next() < 0.3 ? pick(next, TEXTS) : null,
+        parentId: null,
+        threadId: null,
+        turnId: null,
+        startedAt,
+        attributes: { note: pick(next, TEXTS) },
+        inputs: randomPayload(next) as Record<string, unknown>,
+        otelDump: null,
+        wbUserId: "u",
+        wbRunId: null,
+        wbRunStep: null,
+      };
       const end = { projectId: P, id, traceId: null, endedAt: "2024-06-01T00:00:00.000000Z", exception: next() < 0.2 ? pick(next, TEXTS) : null, output: randomPayload(next), summary: {}, wbRunStepEnd: null };
       // Complete calls, starts alone, ends before their starts, and starts sent again.
       if (i % 5 === 0) writes.push({ start });
@@ -138,7 +215,27 @@ describe.each(testDialects)("text index on %s", (dialect) => {
     await indexed.updateDisplayName(P, "c003", "Renamed ÉCOLE 100%");
     await indexed.deleteCalls(P, ["c004"]);
     // Another project's calls never answer this one's searches.
-    await indexed.writeCalls([{ start: { projectId: "e/other", id: "o1", traceId: "t", opName: "Hello", displayName: null, parentId: null, threadId: null, turnId: null, startedAt: "2024-01-01T00:00:00.000000Z", attributes: {}, inputs: { text: "Hello" }, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null } }]);
+    await indexed.writeCalls([
+      {
+        start: {
+          projectId: "e/other",
+          id: "o1",
+          traceId: "t",
+          opName: "Hello",
+          displayName: null,
+          parentId: null,
+          threadId: null,
+          turnId: null,
+          startedAt: "2024-01-01T00:00:00.000000Z",
+          attributes: {},
+          inputs: { text: "Hello" },
+          otelDump: null,
+          wbUserId: "u",
+          wbRunId: null,
+          wbRunStep: null,
+        },
+      },
+    ]);
   });
   afterAll(async () => {
     await store.close();

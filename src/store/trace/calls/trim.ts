@@ -9,7 +9,6 @@ import { TooLargeError } from "../query/errors.js";
 export const CALL_PART_BYTES_LIMIT = 3.5 * 1024 * 1024;
 export const TRIMMED_VALUE = '{"_weave":{"error":"<EXCEEDS_LIMITS>"}}';
 
-
 /**
  * Returns the JSON fields (name → JSON text) of one part, trimmed to fit the limit together with
  * `otherBytes` of plain text fields. Cheap when everything is small: UTF-16 length × 3 bounds the

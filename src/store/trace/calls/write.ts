@@ -39,15 +39,27 @@ function addLeaves(rows: CallRows, projectId: string, column: string, value: unk
 
 function startValues(rows: CallRows, start: CallStart, inputsText: string): unknown[] {
   const attributesText = encode(start.attributes);
-  const json = trimJsonFields(
-    { attributes: attributesText, inputs: inputsText, otel_dump: start.otelDump == null ? null : encode(start.otelDump) },
-    `${start.opName}${start.displayName ?? ""}`,
-    start.id,
-  );
+  const json = trimJsonFields({ attributes: attributesText, inputs: inputsText, otel_dump: start.otelDump == null ? null : encode(start.otelDump) }, `${start.opName}${start.displayName ?? ""}`, start.id);
   addLeaves(rows, start.projectId, "inputs", start.inputs, inputsText, json.inputs);
   addLeaves(rows, start.projectId, "attributes", start.attributes, attributesText, json.attributes);
   rows.texts.push({ projectId: start.projectId, callId: start.id, text: `${start.opName}\n${start.displayName ?? ""}\n${jsonSearchText(json.inputs)}` });
-  return [start.projectId, start.id, start.opName, start.displayName, start.traceId, start.parentId, start.threadId, start.turnId, start.startedAt, json.attributes, json.inputs, json.otel_dump, start.wbUserId, start.wbRunId, start.wbRunStep];
+  return [
+    start.projectId,
+    start.id,
+    start.opName,
+    start.displayName,
+    start.traceId,
+    start.parentId,
+    start.threadId,
+    start.turnId,
+    start.startedAt,
+    json.attributes,
+    json.inputs,
+    json.otel_dump,
+    start.wbUserId,
+    start.wbRunId,
+    start.wbRunStep,
+  ];
 }
 
 function endValues(rows: CallRows, end: CallEnd, outputText: string): unknown[] {

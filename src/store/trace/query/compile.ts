@@ -37,7 +37,11 @@ export class QueryCompiler {
     if ("$and" in operation) return this.junction(operation.$and, "AND");
     if ("$or" in operation) return this.junction(operation.$or, "OR");
     if ("$not" in operation) return sql`(NOT ${this.asPredicate(this.operand(operation.$not[0]))})`;
-    if ("$in" in operation) return this.inList(this.operand(operation.$in[0]), operation.$in[1].map((item) => this.operand(item)));
+    if ("$in" in operation)
+      return this.inList(
+        this.operand(operation.$in[0]),
+        operation.$in[1].map((item) => this.operand(item)),
+      );
     if ("$contains" in operation) {
       const { input, substr, case_insensitive: caseInsensitive } = operation.$contains;
       return this.contains(this.operand(input), this.operand(substr), caseInsensitive === true);

@@ -184,9 +184,7 @@ export class SqlAnnotationQueueRepository implements AnnotationQueueRepository {
     for (const chunk of chunked(items, 200)) {
       await this.db
         .insertInto("trace_annotation_queue_items")
-        .values(
-          chunk.map((item) => ({ ...queueItemFields(item), display_fields: encodeJson(item.displayFields) })),
-        )
+        .values(chunk.map((item) => ({ ...queueItemFields(item), display_fields: encodeJson(item.displayFields) })))
         .onConflict((oc) => oc.columns(["queue_id", "call_id"]).doNothing())
         .execute();
     }

@@ -18,13 +18,7 @@ export class SqlObjectLabelRepository implements ObjectLabelRepository {
 
   async removeTags(projectId: string, key: ObjectVersionKey, tags: string[]): Promise<void> {
     if (tags.length === 0) return;
-    await this.db
-      .deleteFrom("trace_object_tags")
-      .where("project_id", "=", projectId)
-      .where("object_id", "=", key.objectId)
-      .where("digest", "=", key.digest)
-      .where("tag", "in", tags)
-      .execute();
+    await this.db.deleteFrom("trace_object_tags").where("project_id", "=", projectId).where("object_id", "=", key.objectId).where("digest", "=", key.digest).where("tag", "in", tags).execute();
   }
 
   async setAliases(projectId: string, key: ObjectVersionKey, aliases: string[], createdAt: string): Promise<void> {
@@ -42,13 +36,7 @@ export class SqlObjectLabelRepository implements ObjectLabelRepository {
   }
 
   async findAliasDigest(projectId: string, objectId: string, alias: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom("trace_object_aliases")
-      .select("digest")
-      .where("project_id", "=", projectId)
-      .where("object_id", "=", objectId)
-      .where("alias", "=", alias)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom("trace_object_aliases").select("digest").where("project_id", "=", projectId).where("object_id", "=", objectId).where("alias", "=", alias).executeTakeFirst();
     return row?.digest;
   }
 

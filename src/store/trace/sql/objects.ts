@@ -11,20 +11,7 @@ const MAX_CREATE_ATTEMPTS = 8;
 /** SQLite needs a LIMIT before an OFFSET; this one never binds. */
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 
-const METADATA_COLUMNS = [
-  "project_id",
-  "object_id",
-  "digest",
-  "version_index",
-  "is_latest",
-  "kind",
-  "base_object_class",
-  "leaf_object_class",
-  "size_bytes",
-  "wb_user_id",
-  "created_at",
-  "deleted_at",
-] as const;
+const METADATA_COLUMNS = ["project_id", "object_id", "digest", "version_index", "is_latest", "kind", "base_object_class", "leaf_object_class", "size_bytes", "wb_user_id", "created_at", "deleted_at"] as const;
 
 type ObjectRow = Omit<Selectable<TraceObjectsTable>, "val_dump"> & { val_dump?: string };
 
@@ -64,13 +51,7 @@ export class SqlObjectRepository implements ObjectRepository {
 
   private async upsertInTransaction(trx: Kysely<Database>, version: NewObjectVersion, createdAt: string): Promise<{ versionIndex: number; created: boolean }> {
     const { projectId, objectId, digest } = version;
-    const existing = await trx
-      .selectFrom("trace_objects")
-      .select(["version_index", "deleted_at"])
-      .where("project_id", "=", projectId)
-      .where("object_id", "=", objectId)
-      .where("digest", "=", digest)
-      .executeTakeFirst();
+    const existing = await trx.selectFrom("trace_objects").select(["version_index", "deleted_at"]).where("project_id", "=", projectId).where("object_id", "=", objectId).where("digest", "=", digest).executeTakeFirst();
     if (existing && existing.deleted_at === null) return { versionIndex: Number(existing.version_index), created: false };
 
     const newest = await trx
@@ -119,7 +100,11 @@ export class SqlObjectRepository implements ObjectRepository {
   }
 
   async queryVersions(projectId: string, q: ObjectVersionQuery): Promise<ObjectVersionRecord[]> {
-    let query = this.db.selectFrom("trace_objects as o").select(METADATA_COLUMNS.map((column) => `o.${column}` as const)).where("o.project_id", "=", projectId).where("o.deleted_at", "is", null);
+    let query = this.db
+      .selectFrom("trace_objects as o")
+      .select(METADATA_COLUMNS.map((column) => `o.${column}` as const))
+      .where("o.project_id", "=", projectId)
+      .where("o.deleted_at", "is", null);
     if (!q.metadataOnly) query = query.select("o.val_dump");
     if (q.objectIds?.length) query = query.where("o.object_id", "in", q.objectIds);
     if (q.baseObjectClasses?.length) query = query.where("o.base_object_class", "in", q.baseObjectClasses);
@@ -134,15 +119,7 @@ export class SqlObjectRepository implements ObjectRepository {
     if (q.tags?.length) {
       const tags = q.tags;
       query = query.where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom("trace_object_tags as t")
-            .select("t.tag")
-            .whereRef("t.project_id", "=", "o.project_id")
-            .whereRef("t.object_id", "=", "o.object_id")
-            .whereRef("t.digest", "=", "o.digest")
-            .where("t.tag", "in", tags),
-        ),
+        eb.exists(eb.selectFrom("trace_object_tags as t").select("t.tag").whereRef("t.project_id", "=", "o.project_id").whereRef("t.object_id", "=", "o.object_id").whereRef("t.digest", "=", "o.digest").where("t.tag", "in", tags)),
       );
     }
     if (q.aliases?.length || q.includeLatestAlias) {
