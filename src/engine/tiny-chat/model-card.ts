@@ -73,7 +73,9 @@ It knows only its synthetic tasks: two-number arithmetic below 100 (sums of thre
 left weak on purpose; larger numbers are out of its range), the three tools below with the cities
 and units it was trained on, JSON records of four kinds, and a few hundred facts and phrasings
 (capitals, opposites, weekdays, greetings). Anything else gets a fluent reply in one of those
-shapes, not an answer. Context is ${shape.maxPositionEmbeddings} tokens.
+shapes, not an answer. Long made-up names are sometimes copied with a syllable dropped or repeated
+("Akipaifim" as "Akifaikipim"): most of its misses in JSON and conversations. Context is
+${shape.maxPositionEmbeddings} tokens.
 
 ## The tools it calls
 
