@@ -9,9 +9,9 @@ function lineAfter(stdout: string, label: string): string {
 }
 
 /**
- * examples/chat.ts against a real server on the small random fixture model: every part runs and
- * prints its result. A random model writes nonsense, so what is checked is what the server
- * guarantees: a reply, a stream of chunks, and JSON that follows the schema.
+ * examples/chat.ts against a real server, which serves the small random fixture model and the
+ * bundled flywheel/tiny-chat. On the fixture, a random model writes nonsense, so what is checked is
+ * what the server guarantees: a reply, a stream of chunks, and JSON that follows the schema.
  */
 describe("examples/chat.ts", () => {
   let server: ExampleServer;
@@ -51,21 +51,8 @@ describe("examples/chat.ts", () => {
     expect(code).toBe(1);
     expect(stderr).toContain("does not accept FLYWHEEL_API_KEY");
   });
-});
 
-/**
- * The same example on the bundled flywheel/tiny-chat, as the README's walkthrough runs it: the
- * replies are right, not just well formed (greedy, so the same on every run of one build).
- */
-describe("examples/chat.ts on the bundled flywheel/tiny-chat", () => {
-  let server: ExampleServer;
-  beforeAll(async () => {
-    server = await startExampleServer();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
+  /** The same example on the bundled flywheel/tiny-chat, as the README's walkthrough runs it: the replies are right, not just well formed (greedy). */
   it("adds with its column work as reasoning, greets, extracts JSON and calls the weather tool", async () => {
     const { code, stdout, stderr } = await server.runExample("chat.ts", { FLYWHEEL_EXAMPLE_MODEL: "flywheel/tiny-chat" });
     expect(code, stderr).toBe(0);

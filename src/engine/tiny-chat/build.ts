@@ -2,8 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { encodeFloats, type FloatDType } from "../checkpoint/dtype.js";
-import { loadNativeKernels, NativeKernelsUnavailable } from "../kernels/native-loader.js";
-import { TsKernels } from "../kernels/ts/index.js";
+import { loadNativeKernels } from "../kernels/native-loader.js";
+import { selectKernels } from "../kernels/select.js";
 import type { Kernels } from "../kernels/types.js";
 import { loadModel, loadModelFiles } from "../model/load.js";
 import { modelTemplateDeps } from "../train/job/template-deps.js";
@@ -66,7 +66,8 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
   const config = tinyChatConfig(shape, tokenizer);
   log(`trained the tokenizer: ${tokenizer.size} tokens (vocab_size ${config.vocab_size})`);
 
-  const kernels = buildKernels(options.threads, log);
+  // The server's choice of backend (native unless unavailable or FLYWHEEL_KERNELS=ts), on the recipe's thread count.
+  const kernels = selectKernels({ loadNative: () => loadNativeKernels({ threads: options.threads }), warn: log });
   const initialDir = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-tiny-chat-init-"));
   try {
     writeModelDir(initialDir, { config, tokenizer, tensors: initialTensors(shape, config.vocab_size as number, seed) });
@@ -100,20 +101,6 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     };
   } finally {
     fs.rmSync(initialDir, { recursive: true, force: true });
-  }
-}
-
-/**
- * The native kernels on `threads` threads; the TypeScript ones (many times slower) only when the
- * addon is not built, said in the log.
- */
-function buildKernels(threads: number, log: (line: string) => void): Kernels {
-  try {
-    return loadNativeKernels({ threads });
-  } catch (error) {
-    if (!(error instanceof NativeKernelsUnavailable)) throw error;
-    log(`the native kernels are unavailable (${error.message}): training on the TypeScript kernels, many times slower`);
-    return new TsKernels();
   }
 }
 
