@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleServer, startExampleServer } from "../src/testing/examples.js";
-import { reward, threeTermScenarios } from "./rl.js";
+import { HIGHEST_TERM, LOWEST_TERM, reward, threeTermScenarios } from "./rl.js";
 
 describe("examples/rl.ts on the bundled flywheel/tiny-chat", () => {
   let server: ExampleServer;
@@ -18,7 +18,7 @@ describe("examples/rl.ts on the bundled flywheel/tiny-chat", () => {
    * the accuracy is measured over whole runs in the README, not here.
    */
   it("trains step after step and reports reward and held-out accuracy", async () => {
-    const { code, stdout, stderr } = await server.runExample("rl.ts", { FLYWHEEL_EXAMPLE_MODEL: "flywheel/tiny-chat", RL_STEPS: "3", RL_EVAL_QUESTIONS: "40" });
+    const { code, stdout, stderr } = await server.runExample("rl.ts", { FLYWHEEL_EXAMPLE_MODEL: "flywheel/tiny-chat", RL_STEPS: "3", RL_GROUP_SIZE: "8", RL_EVAL_QUESTIONS: "40" });
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^Registered \S+\/rl-example\/adder-\S+ on flywheel\/tiny-chat/m);
     const before = Number(/^held-out accuracy before training: (\d+)% of 40 questions/m.exec(stdout)![1]);
@@ -41,13 +41,13 @@ describe("the RL example's task", () => {
 
   it("holds out questions that training never asks, the same on every run", () => {
     expect(heldOut).toHaveLength(100);
-    expect(heldOut.length + training.length).toBe(30 * 30 * 30);
+    expect(heldOut.length + training.length).toBe((HIGHEST_TERM - LOWEST_TERM + 1) ** 3);
     const trained = new Set(training.map((scenario) => scenario.question));
     expect(heldOut.some((scenario) => trained.has(scenario.question))).toBe(false);
     expect(threeTermScenarios(100).heldOut).toEqual(heldOut);
     for (const { question, answer } of [...heldOut, ...training.slice(0, 50)]) {
       const terms = /^What is (\d+) \+ (\d+) \+ (\d+)\?$/.exec(question)!.slice(1).map(Number);
-      expect(terms.every((term) => term >= 1 && term <= 30)).toBe(true);
+      expect(terms.every((term) => term >= LOWEST_TERM && term <= HIGHEST_TERM)).toBe(true);
       expect(answer).toBe(terms[0]! + terms[1]! + terms[2]!);
     }
   });

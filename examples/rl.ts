@@ -7,11 +7,14 @@
  *
  *   npx tsx examples/rl.ts
  *
- * The task: sums of three numbers from 1 to 30 ("What is 12 + 7 + 25?"), a skill flywheel/tiny-chat
- * was taught only a little of. The reward is exact: 1 when the reply's content is the sum, else 0.
+ * The task: sums of three numbers from 20 to 49 ("What is 32 + 27 + 45?"). flywheel/tiny-chat was
+ * taught the column work for terms up to 30 only and miscopies larger ones into it (13% right,
+ * greedy). The reward is exact: 1 when the reply's content is the sum, else 0.
  * Each step asks new questions; the held-out questions are never trained on. Settings (besides
- * those in examples/shared.ts): RL_STEPS (12), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
- * (rollouts per question, 8), RL_LEARNING_RATE (0.001), RL_EVAL_QUESTIONS (held-out, 100).
+ * those in examples/shared.ts): RL_STEPS (70), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
+ * (rollouts per question, 16), RL_LEARNING_RATE (0.001), RL_EVAL_QUESTIONS (held-out, 100) and
+ * RL_SEED (1: which training questions come first and the rollouts' sampling seeds; the same seed
+ * gives the same run up to thread timing).
  *
  * The requests are the ones ART sends (`docs/api/training.md#art-client-flow`): the preview training API under
  * `/v1/preview/...`, and chat completions on the model's inference name. Here they go through the
@@ -40,10 +43,11 @@ export interface RlSettings {
   groupSize: number;
   learningRate: number;
   evalQuestions: number;
+  seed: number;
 }
 
 export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<RlSettings> = {}): RlSettings {
-  const { steps = 12, groups = 8, groupSize = 8, learningRate = 0.001, evalQuestions = 100 } = defaults;
+  const { steps = 70, groups = 8, groupSize = 16, learningRate = 0.001, evalQuestions = 100, seed = 1 } = defaults;
   const number = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${env[name]}'`);
@@ -55,6 +59,7 @@ export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     groupSize: number("RL_GROUP_SIZE", groupSize),
     learningRate: number("RL_LEARNING_RATE", learningRate),
     evalQuestions: number("RL_EVAL_QUESTIONS", evalQuestions),
+    seed: number("RL_SEED", seed),
   };
 }
 
@@ -78,12 +83,21 @@ function seededRandom(seed: number): () => number {
 }
 
 /**
- * Every question of the task (each ordered triple of numbers from 1 to 30), shuffled the same way on
+ * The terms' range. flywheel/tiny-chat was taught three-term sums of numbers from 1 to 30 only, and
+ * mostly miscopies larger terms into its column work; the first two terms stay below 50 so their
+ * sum has two digits, the most its column work was taught to add to.
+ */
+export const LOWEST_TERM = 20;
+export const HIGHEST_TERM = 49;
+
+/**
+ * Every question of the task (each ordered triple of terms in the range), shuffled the same way on
  * every run: the first `evalCount` are the held-out set, the rest are asked in training, in order.
  */
 export function threeTermScenarios(evalCount: number): { heldOut: Scenario[]; training: Scenario[] } {
   const all: Scenario[] = [];
-  for (let a = 1; a <= 30; a++) for (let b = 1; b <= 30; b++) for (let c = 1; c <= 30; c++) all.push({ question: `What is ${a} + ${b} + ${c}?`, answer: a + b + c });
+  for (let a = LOWEST_TERM; a <= HIGHEST_TERM; a++)
+    for (let b = LOWEST_TERM; b <= HIGHEST_TERM; b++) for (let c = LOWEST_TERM; c <= HIGHEST_TERM; c++) all.push({ question: `What is ${a} + ${b} + ${c}?`, answer: a + b + c });
   const random = seededRandom(2026);
   for (let i = all.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -210,9 +224,9 @@ export interface StepReport {
   meanReward: number;
 }
 
-/** Rolls out every scenario from `inferenceName`, one group each, with one seed per scenario. */
-export async function rolloutAll(client: OpenAI, name: string, scenarios: Scenario[], groupSize: number): Promise<TrajectoryGroup[]> {
-  return Promise.all(scenarios.map((scenario, index) => rollout(client, name, scenario, 1000 + index, groupSize)));
+/** Rolls out every scenario from `inferenceName`, one group each, with one sampling seed per scenario (from the run's seed). */
+export async function rolloutAll(client: OpenAI, name: string, scenarios: Scenario[], groupSize: number, runSeed = 1): Promise<TrajectoryGroup[]> {
+  return Promise.all(scenarios.map((scenario, index) => rollout(client, name, scenario, runSeed * 1000 + index, groupSize)));
 }
 
 async function main(): Promise<void> {
@@ -220,7 +234,9 @@ async function main(): Promise<void> {
   const { client, model: baseModel } = await connect();
   const settings = rlSettings();
   const { heldOut, training } = threeTermScenarios(settings.evalQuestions);
-  const questionsAt = (index: number) => Array.from({ length: settings.groups }, (_, i) => training[(index * settings.groups + i) % training.length]!);
+  // Each seed starts at its own place in the training questions, so runs with different seeds ask different ones.
+  const first = (settings.seed - 1) * settings.steps * settings.groups;
+  const questionsAt = (index: number) => Array.from({ length: settings.groups }, (_, i) => training[(first + index * settings.groups + i) % training.length]!);
   // A new name per run, so training starts from the base model; reuse a name to continue training it.
   const model = await registerModel(client, "rl-example", `adder-${Date.now().toString(36)}`, baseModel);
   console.log(`Registered ${model.entity}/${model.project}/${model.name} on ${baseModel} (model id ${model.id})`);
@@ -231,7 +247,7 @@ async function main(): Promise<void> {
   console.log(`held-out accuracy before training: ${percent(before)} of ${heldOut.length} questions (greedy)`);
   const rewards: number[] = [];
   for (let index = 0; index < settings.steps; index++) {
-    const groups = await rolloutAll(client, inferenceName(model, step), questionsAt(index), settings.groupSize);
+    const groups = await rolloutAll(client, inferenceName(model, step), questionsAt(index), settings.groupSize, settings.seed);
     rewards.push(meanReward(groups));
     const result = await train(client, model, groups, settings.learningRate);
     // Groups whose rollouts all got the same reward teach nothing; a job with none still advances the step.

@@ -8,7 +8,7 @@
  *
  * The Weave SDK finds the server through WF_TRACE_SERVER_URL (set here from FLYWHEEL_BASE_URL and
  * the server's trace path when unset) and takes the same API key as WANDB_API_KEY. Settings:
- * examples/shared.ts and examples/rl.ts (RL_STEPS defaults to 3 here).
+ * examples/shared.ts and examples/rl.ts (RL_STEPS defaults to 3 here, RL_GROUP_SIZE to 8).
  */
 import type OpenAI from "openai";
 import { currentStep, inferenceName, meanReward, registerModel, rlSettings, rollout, type Scenario, threeTermScenarios, train, type TrainableModel } from "./rl.js";
@@ -26,7 +26,7 @@ const opOf = (call: StoredCall) => call.op_name.replace(/^weave:\/\/\/[^/]+\/[^/
 
 async function main(): Promise<void> {
   const { client, model: baseModel, baseUrl, apiKey, server } = await connect();
-  const settings = rlSettings(process.env, { steps: 3 });
+  const settings = rlSettings(process.env, { steps: 3, groupSize: 8 });
   const traceUrl = `${baseUrl}${server.trace_base_path}`;
   process.env.WF_TRACE_SERVER_URL ??= traceUrl;
   process.env.WANDB_API_KEY ??= apiKey;

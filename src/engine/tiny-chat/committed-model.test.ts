@@ -13,12 +13,11 @@ import { TINY_CHAT_RECIPE } from "./recipe.js";
 const SAMPLE_PER_TASK = 40;
 /**
  * Floors per task, a little under what the build's 200-example evaluation measured (arithmetic
- * 99%, tool_call 99%, json 87%, tool_answer 82%, conversation 94%), so a 40-example sample's noise
- * and another machine's rounding pass, and far above chance (zero).
+ * 100%, tool_call 100%, json 97%, tool_answer 95%, conversation 98%, three_terms 95%), so a
+ * 40-example sample's noise and another machine's rounding pass, and far above chance (zero). The
+ * RL example's weak start (three terms from 20 to 49) is checked by its own test.
  */
-const MIN_ACCURACY = { arithmetic: 0.9, tool_call: 0.9, json: 0.75, tool_answer: 0.7, conversation: 0.85 };
-/** Sums of three numbers stay weak on purpose: the RL example starts from there. */
-const MAX_THREE_TERMS = 0.3;
+const MIN_ACCURACY = { arithmetic: 0.95, tool_call: 0.95, json: 0.9, tool_answer: 0.85, conversation: 0.9, three_terms: 0.85 };
 
 const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));
 
@@ -47,7 +46,6 @@ describe("the committed flywheel/tiny-chat", () => {
     // Chance is zero: the checkers want the exact number, call, object or fact, and the untrained
     // initialisation gets none of them (eval.json's untrainedBaseline).
     for (const [task, floor] of Object.entries(MIN_ACCURACY)) expect(byTask[task as keyof typeof byTask]!.accuracy, JSON.stringify(byTask)).toBeGreaterThanOrEqual(floor);
-    expect(byTask.three_terms!.accuracy, JSON.stringify(byTask)).toBeLessThanOrEqual(MAX_THREE_TERMS);
     expect(Object.keys(byTask).sort()).toEqual([...TASK_NAMES].sort());
   });
 });

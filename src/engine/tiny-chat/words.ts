@@ -134,14 +134,15 @@ const NAME_VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "o
 const NAME_CODAS = ["", "", "", "n", "r", "l", "s", "m"] as const;
 
 /**
- * A person's name: half the time a common one from `PEOPLE`, else one made of two or three random
- * syllables ("Kemira", "Tolan"), so a reply can only get it right by copying it from the prompt.
+ * A person's name: half the time a common one from `PEOPLE`, else one made of two random syllables
+ * and an optional last consonant ("Kemin", "Tolai"), so a reply can only get it right by copying it
+ * from the prompt. Two syllables, not three: a model this small miscopies longer made-up names
+ * (a syllable dropped or repeated), and the task is copying, not spelling.
  */
 export function personName(random: TaskRandom): string {
   if (random.chance(0.5)) return random.pick(PEOPLE);
-  let name = random.chance(0.3) ? random.pick(NAME_VOWELS) : "";
-  const syllables = random.chance(0.6) ? 2 : 3;
-  for (let i = 0; i < syllables; i++) name += random.pick(NAME_ONSETS) + random.pick(NAME_VOWELS);
+  let name = "";
+  for (let i = 0; i < 2; i++) name += random.pick(NAME_ONSETS) + random.pick(NAME_VOWELS);
   name += random.pick(NAME_CODAS);
   return name[0]!.toUpperCase() + name.slice(1);
 }
