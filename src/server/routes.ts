@@ -16,6 +16,8 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   params?: P;
   /** Response body schema, for the documentation only. */
   response?: z.ZodType;
+  /** With `stream: true` the 200 is server-sent events: the schema of each event's `data`, for the documentation only. */
+  stream?: z.ZodType;
   errorStyle?: ErrorStyle;
   /** Security scheme named in the documentation; undefined for public routes. */
   security?: "bearer" | "basic";
@@ -103,8 +105,11 @@ export function buildOpenApiDocument(catalog: RouteCatalog, info: { title: strin
     const parameters = [...describeParameters(route.params, "path"), ...describeParameters(route.query, "query")];
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.body) operation.requestBody = { required: true, content: { "application/json": { schema: toJsonSchema(route.body) } } };
+    const content: Record<string, unknown> = {};
+    if (route.response) content["application/json"] = { schema: toJsonSchema(route.response) };
+    if (route.stream) content["text/event-stream"] = { schema: { description: "Each server-sent event's data", ...toJsonSchema(route.stream) } };
     operation.responses = {
-      "200": { description: "Successful response", ...(route.response ? { content: { "application/json": { schema: toJsonSchema(route.response) } } } : {}) },
+      "200": { description: "Successful response", ...(Object.keys(content).length > 0 ? { content } : {}) },
       "422": { description: "Validation error", content: { "application/json": { schema: { $ref: "#/components/schemas/HTTPValidationError" } } } },
     };
     if (route.security) operation.security = [{ [route.security === "bearer" ? "bearerAuth" : "basicAuth"]: [] }];

@@ -52,7 +52,7 @@ export interface TrajectoryGroupJson {
 
 /**
  * The same data as a validated job stores it and the job runner reads it: every field ART may leave
- * out at its default is filled in (the preview API's schema, `server/training/trajectory-schemas.ts`,
+ * out at its default is filled in (the preview API's schema, `server/training/trajectories/protocol.ts`,
  * produces exactly this shape and is checked against it at compile time).
  */
 export interface History extends HistoryJson {

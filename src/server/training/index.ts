@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { artifactRoutes } from "./artifacts-routes.js";
-import { browseRoutes } from "./browse-routes.js";
-import { checkpointDownloadRoute } from "./checkpoint-download.js";
-import { checkpointImportRoute } from "./checkpoint-import.js";
-import { jobRoutes } from "./jobs-routes.js";
-import { logRoute } from "./log-route.js";
-import { modelRoutes } from "./models-routes.js";
+import { artifactRoutes } from "./artifacts/routes.js";
+import { browseRoutes } from "./browse/routes.js";
+import { checkpointDownloadRoute } from "./checkpoints/download-route.js";
+import { checkpointImportRoute } from "./checkpoints/import-route.js";
+import { jobRoutes } from "./jobs/routes.js";
+import { logRoute } from "./trajectories/log-route.js";
+import { modelRoutes } from "./models/routes.js";
 
 /** The preview training API under /v1/preview. */
 export async function trainingRoutes(app: FastifyInstance): Promise<void> {

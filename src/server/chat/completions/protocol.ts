@@ -175,13 +175,15 @@ export type ContentPartIn = z.output<typeof ContentPart>;
 // The response and its stream chunks (`docs/api/chat.md#response`, `docs/api/chat.md#streaming`):
 // what the handler returns and what /openapi.json documents for the 200.
 
-const TokenId = z.number().int();
+export const TokenId = z.number().int();
 const TopLogprob = z.object({ token: z.string(), logprob: z.number(), bytes: z.array(z.number().int()).nullable() });
 const ChoiceLogprobs = z.object({ content: z.array(TopLogprob.extend({ top_logprobs: z.array(TopLogprob) })) }).nullable();
 const PromptLogprob = z.object({ logprob: z.number(), rank: z.number().int(), decoded_token: z.string() });
-const StopReason = z.union([z.number().int(), z.string()]).nullable();
+/** Per prompt position its logprobs by token (null for the first position, which nothing precedes). */
+export const PromptLogprobs = z.array(z.record(z.string(), PromptLogprob).nullable()).nullable();
+export const StopReason = z.union([z.number().int(), z.string()]).nullable();
 
-const ChatCompletionUsage = z.object({
+export const ChatCompletionUsage = z.object({
   prompt_tokens: z.number().int(),
   total_tokens: z.number().int(),
   completion_tokens: z.number().int(),
@@ -219,7 +221,7 @@ export const ChatCompletionRes = z.object({
   service_tier: z.null(),
   system_fingerprint: z.string(),
   usage: ChatCompletionUsage,
-  prompt_logprobs: z.array(z.record(z.string(), PromptLogprob).nullable()).nullable(),
+  prompt_logprobs: PromptLogprobs,
   prompt_token_ids: z.array(TokenId).nullable(),
   kv_transfer_params: z.null(),
 });

@@ -6,7 +6,7 @@ import type { ChatRouting } from "../routing.js";
 import { prepareCompletion } from "../pipeline/prepare.js";
 import { prepareContextOf } from "../pipeline/request-context.js";
 import { chatSizeLimits } from "../pipeline/request-limits.js";
-import { ChatCompletionReq, ChatCompletionRes } from "./protocol.js";
+import { ChatCompletionChunk, ChatCompletionReq, ChatCompletionRes } from "./protocol.js";
 import { abortOnDisconnect, sendCompletionStream, startedEvents } from "./stream-reply.js";
 import { forwardCompletion } from "../upstream/forward.js";
 
@@ -28,6 +28,7 @@ export function chatCompletionsRoute(app: FastifyInstance, routing: ChatRouting)
       tags: ["chat"],
       body: ChatCompletionReq,
       response: ChatCompletionRes,
+      stream: ChatCompletionChunk,
       errorStyle: "openai",
       security: "bearer",
       ...chatSizeLimits(config),

@@ -11,8 +11,6 @@ import { EngineOutputError } from "./response.js";
  * writes the SSE framing, the error event and `[DONE]`.
  */
 
-export type ChunkSink = (chunk: Record<string, unknown>) => Promise<void>;
-
 export async function streamCompletion(events: AsyncIterable<GenerateEvent>, plan: CompletionPlan, send: (chunk: ChatCompletionChunk) => Promise<void>): Promise<void> {
   const streams = Array.from({ length: plan.n }, () => new ChoiceStream(plan.output));
   const completionTokens: number[] = new Array(plan.n).fill(0);

@@ -1,18 +1,13 @@
 import type { PromptPositionLogprobs, SampledToken } from "../../../engine/api.js";
 import type { LogprobFormatter } from "../pipeline/logprobs.js";
+import type { LegacyLogprobs } from "./protocol.js";
 
 /**
- * The legacy completions' `logprobs` object (OpenAI's `text_completion` shape, as vLLM writes it):
- * parallel lists of token strings, their logprobs, per-token dicts of alternatives (the token itself
- * first, then the requested number of best alternatives) and each token's character offset in the
- * choice's text. Token strings come from the chat formatter, so `token_id:<id>` works here too.
+ * Building the legacy completions' `logprobs` object (OpenAI's `text_completion` shape, as vLLM
+ * writes it; its schema is `LegacyLogprobs` in the protocol): per token the dict of alternatives
+ * holds the token itself first, then the requested number of best alternatives. Token strings come
+ * from the chat formatter, so `token_id:<id>` works here too.
  */
-export interface LegacyLogprobs {
-  tokens: string[];
-  token_logprobs: (number | null)[];
-  top_logprobs: (Record<string, number> | null)[];
-  text_offset: number[];
-}
 
 export function emptyLegacyLogprobs(): LegacyLogprobs {
   return { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };

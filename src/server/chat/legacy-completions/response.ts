@@ -2,9 +2,9 @@ import type { GenerateEvent } from "../../../engine/api.js";
 import { usage } from "../pipeline/completion-plan.js";
 import { mergeTagged } from "../common/merge-events.js";
 import { type ChoiceState, collectGeneration, EngineOutputError, type Started } from "../completions/response.js";
-import type { ChunkSink } from "../completions/stream.js";
-import { appendPrompt, appendSampled, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.js";
+import { appendPrompt, appendSampled, emptyLegacyLogprobs } from "./legacy-logprobs.js";
 import type { LegacyPlan } from "./prepare.js";
+import type { CompletionChoice, CompletionChunk, CompletionChunkChoice, CompletionResponse, LegacyLogprobs } from "./protocol.js";
 
 /**
  * The `text_completion` response, whole and streamed (vLLM's shapes): one generation per prompt,
@@ -12,7 +12,7 @@ import type { LegacyPlan } from "./prepare.js";
  * its tokens) before the generated ones.
  */
 
-export async function collectLegacyCompletion(generations: AsyncIterable<GenerateEvent>[], plan: LegacyPlan): Promise<Record<string, unknown>> {
+export async function collectLegacyCompletion(generations: AsyncIterable<GenerateEvent>[], plan: LegacyPlan): Promise<CompletionResponse> {
   const gathered = await Promise.all(generations.map((events) => collectGeneration(events, plan.n)));
   const choices = gathered.flatMap(({ started, choices: states }, prompt) => states.map((state, index) => wholeChoice(plan, prompt, started, state, prompt * plan.n + index)));
   const promptTokens = gathered.reduce((sum, { started }) => sum + started.promptTokenIds.length, 0);
@@ -31,7 +31,7 @@ export async function collectLegacyCompletion(generations: AsyncIterable<Generat
   };
 }
 
-function wholeChoice(plan: LegacyPlan, prompt: number, started: Started, state: ChoiceState, index: number): Record<string, unknown> {
+function wholeChoice(plan: LegacyPlan, prompt: number, started: Started, state: ChoiceState, index: number): CompletionChoice {
   const promptText = plan.echo ? plan.prompts[prompt]!.text : "";
   let logprobs: LegacyLogprobs | null = null;
   if (plan.logprobs !== null) {
@@ -53,7 +53,7 @@ function wholeChoice(plan: LegacyPlan, prompt: number, started: Started, state: 
 }
 
 /** The streamed response: per choice the echo (if asked), text chunks, one finish chunk; then the usage chunk when asked for. */
-export async function streamLegacyCompletion(generations: AsyncIterable<GenerateEvent>[], plan: LegacyPlan, send: ChunkSink): Promise<void> {
+export async function streamLegacyCompletion(generations: AsyncIterable<GenerateEvent>[], plan: LegacyPlan, send: (chunk: CompletionChunk) => Promise<void>): Promise<void> {
   const total = plan.prompts.length * plan.n;
   const offsets: number[] = new Array(total).fill(0);
   const completionTokens: number[] = new Array(total).fill(0);
@@ -62,7 +62,7 @@ export async function streamLegacyCompletion(generations: AsyncIterable<Generate
   let cachedTokens = 0;
   let startedCount = 0;
 
-  const chunk = (choice: Record<string, unknown>, prompt: number, index: number) => ({
+  const chunk = (choice: CompletionChunkChoice, prompt: number, index: number): CompletionChunk => ({
     id: plan.id,
     object: "text_completion",
     created: plan.created,
@@ -86,7 +86,7 @@ export async function streamLegacyCompletion(generations: AsyncIterable<Generate
           appendPrompt(logprobs, plan.formatter, event.promptTokenIds, event.promptLogprobs, plan.logprobs);
         }
         offsets[index] = text.length;
-        const echo: Record<string, unknown> = { index, text, logprobs, finish_reason: null, stop_reason: null };
+        const echo: CompletionChunkChoice = { index, text, logprobs, finish_reason: null, stop_reason: null };
         if (plan.returnTokenIds) echo.token_ids = event.promptTokenIds;
         await send(chunk(echo, prompt, index));
       }
@@ -108,7 +108,7 @@ export async function streamLegacyCompletion(generations: AsyncIterable<Generate
     }
     offsets[index] = offsets[index]! + event.text.length;
     if (event.text === "" && logprobs === null) continue;
-    const out: Record<string, unknown> = { index, text: event.text, logprobs, finish_reason: null, stop_reason: null };
+    const out: CompletionChunkChoice = { index, text: event.text, logprobs, finish_reason: null, stop_reason: null };
     if (plan.returnTokenIds) out.token_ids = event.tokens.map((token) => token.tokenId);
     await send(chunk(out, prompt, index));
   }

@@ -6,7 +6,7 @@ import { chatBodyLimit } from "../pipeline/request-limits.js";
 import { prepareContextOf, refuseUpstreamModel } from "../pipeline/request-context.js";
 import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../completions/stream-reply.js";
 import { prepareLegacyCompletion } from "./prepare.js";
-import { CompletionReq } from "./protocol.js";
+import { CompletionChunk, CompletionReq, CompletionRes } from "./protocol.js";
 import { collectLegacyCompletion, streamLegacyCompletion } from "./response.js";
 
 /**
@@ -24,6 +24,8 @@ export function legacyCompletionsRoute(app: FastifyInstance, routing: ChatRoutin
       summary: "Create a text completion from a raw prompt (vLLM-compatible legacy completions; `stream: true` answers with server-sent events)",
       tags: ["chat"],
       body: CompletionReq,
+      response: CompletionRes,
+      stream: CompletionChunk,
       errorStyle: "openai",
       security: "bearer",
       bodyLimit: chatBodyLimit(config),

@@ -1,16 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
+import { LoadLoraReq, UnloadLoraReq } from "./protocol.js";
 import type { RuntimeAdapters } from "./runtime-adapters.js";
-
-const LoadLoraReq = z.object({
-  lora_name: z.string().min(1).max(256),
-  lora_path: z.string().min(1),
-  load_inplace: z.boolean().default(false).describe("Replace an adapter already loaded under this name"),
-});
-const UnloadLoraReq = z.object({ lora_name: z.string().min(1), lora_int_id: z.number().int().nullish() });
 
 /**
  * vLLM's dynamic LoRA endpoints (`POST /v1/load_lora_adapter`, `/v1/unload_lora_adapter`), with

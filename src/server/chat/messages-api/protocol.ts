@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { laxBool, laxFloat, laxInt } from "../common/lax.js";
+import { TokenMetadataFields } from "../pipeline/token-metadata.js";
 
 /**
  * Anthropic's `POST /v1/messages` body: `model`, `max_tokens` and `messages` (user/assistant turns
@@ -8,6 +9,7 @@ import { laxBool, laxFloat, laxInt } from "../common/lax.js";
  * Anthropic's current SDKs no longer send `temperature`/`top_p`/`top_k`; older clients (and
  * `extra_body`) do, and they are honoured. Unknown fields are ignored; blocks of other
  * types (images, documents) pass the schema and are refused by the translation with a clear message.
+ * The `message` answer and the streaming events follow the request's types below.
  */
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -73,3 +75,60 @@ export const MessagesReq = z.object({
 export type MessagesRequest = z.output<typeof MessagesReq>;
 export type AnthropicMessageIn = z.output<typeof AnthropicMessage>;
 export type ContentBlockIn = z.output<typeof ContentBlock>;
+
+// The `message` answer and its streaming events (`docs/api/chat.md#messages`): what the handler
+// returns and what /openapi.json documents for the 200.
+
+const ThinkingOut = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+const TextOut = z.object({ type: z.literal("text"), text: z.string() });
+const ToolUseOut = z.object({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: z.unknown().describe("The call's arguments parsed; unparsable text (a cut-off call) under `_raw`") });
+export const ContentBlockOut = z.discriminatedUnion("type", [ThinkingOut, TextOut, ToolUseOut]);
+export type ContentBlockOut = z.output<typeof ContentBlockOut>;
+
+export const StopReason = z.enum(["end_turn", "max_tokens", "stop_sequence", "tool_use"]);
+
+export const MessagesRes = z.object({
+  id: z.string(),
+  type: z.literal("message"),
+  role: z.literal("assistant"),
+  model: z.string(),
+  content: z.array(ContentBlockOut),
+  stop_reason: StopReason,
+  stop_sequence: z.string().nullable(),
+  usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cache_creation_input_tokens: z.null(), cache_read_input_tokens: z.null() }),
+  ...TokenMetadataFields,
+});
+export type MessagesResponse = z.output<typeof MessagesRes>;
+
+const BlockDelta = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text_delta"), text: z.string() }),
+  z.object({ type: z.literal("thinking_delta"), thinking: z.string() }),
+  z.object({ type: z.literal("input_json_delta"), partial_json: z.string() }),
+]);
+
+/** Every named event of a streamed message; the SSE event name is the event's `type`. */
+export const MessagesStreamEvent = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("message_start"),
+    message: z.object({
+      id: z.string(),
+      type: z.literal("message"),
+      role: z.literal("assistant"),
+      model: z.string(),
+      content: z.array(z.never()),
+      stop_reason: z.null(),
+      stop_sequence: z.null(),
+      usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+    }),
+  }),
+  z.object({ type: z.literal("ping") }),
+  /** The block as it starts: empty text or thinking, or the tool call's id and name with `input` `{}`. */
+  z.object({ type: z.literal("content_block_start"), index: z.number().int(), content_block: ContentBlockOut }),
+  z.object({ type: z.literal("content_block_delta"), index: z.number().int(), delta: BlockDelta }),
+  z.object({ type: z.literal("content_block_stop"), index: z.number().int() }),
+  z.object({ type: z.literal("message_delta"), delta: z.object({ stop_reason: StopReason, stop_sequence: z.string().nullable() }), usage: z.object({ output_tokens: z.number().int() }) }),
+  z.object({ type: z.literal("message_stop") }),
+  /** A failure after the stream began; it ends the stream. */
+  z.object({ type: z.literal("error"), error: z.object({ type: z.string(), message: z.string() }) }),
+]);
+export type MessagesStreamEvent = z.output<typeof MessagesStreamEvent>;

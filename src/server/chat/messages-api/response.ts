@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { chatRuleError } from "../common/chat-errors.js";
+import type { ChatCompletionResponse } from "../completions/protocol.js";
+import type { ContentBlockOut, MessagesResponse } from "./protocol.js";
 
 /**
  * The chat core's result in Anthropic's `message` shape: reasoning as a `thinking` block, the text
@@ -10,16 +12,7 @@ import { chatRuleError } from "../common/chat-errors.js";
 export const messageId = () => `msg_${randomUUID().replaceAll("-", "")}`;
 export const toolUseId = () => `toolu_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
 
-interface ChatChoice {
-  message: { content: string | null; reasoning: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
-  finish_reason: string;
-  stop_reason: number | string | null;
-}
-
-export interface StopInfo {
-  stop_reason: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
-  stop_sequence: string | null;
-}
+export type StopInfo = Pick<MessagesResponse, "stop_reason" | "stop_sequence">;
 
 /** Anthropic's stop reason for a chat finish reason and the engine's stop reason (the stop string or token that ended it). */
 export function stopInfo(finishReason: string, stopReason: number | string | null, stopSequences: readonly string[]): StopInfo {
@@ -39,15 +32,14 @@ export function toolInput(args: string): unknown {
   }
 }
 
-export function anthropicMessage(chat: Record<string, unknown>, id: string, stopSequences: readonly string[]): Record<string, unknown> {
-  const choices = chat.choices as ChatChoice[];
-  const choice = choices[0];
+export function anthropicMessage(chat: ChatCompletionResponse, id: string, stopSequences: readonly string[]): MessagesResponse {
+  const choice = chat.choices[0];
   if (!choice) throw chatRuleError("The engine returned no choice.");
-  const content: Record<string, unknown>[] = [];
+  const content: ContentBlockOut[] = [];
   if (choice.message.reasoning) content.push({ type: "thinking", thinking: choice.message.reasoning, signature: "" });
   if (choice.message.content) content.push({ type: "text", text: choice.message.content });
   for (const call of choice.message.tool_calls ?? []) content.push({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
-  const usage = chat.usage as { prompt_tokens: number; completion_tokens: number };
+  const { usage } = chat;
   return {
     id,
     type: "message",

@@ -10,7 +10,7 @@ import { prepareContextOf, refuseUpstreamModel } from "../pipeline/request-conte
 import { collectCompletion } from "../completions/response.js";
 import { streamCompletion } from "../completions/stream.js";
 import { abortOnDisconnect, sendEventStream, startedEvents } from "../completions/stream-reply.js";
-import { MessagesReq } from "./protocol.js";
+import { MessagesReq, MessagesRes, type MessagesResponse, MessagesStreamEvent } from "./protocol.js";
 import { anthropicMessage, messageId, toolUseId } from "./response.js";
 import { AnthropicEventStream } from "./stream.js";
 import { toChatRequest } from "./translate.js";
@@ -30,6 +30,8 @@ export function messagesRoute(app: FastifyInstance, routing: ChatRouting): void 
       summary: "Create a message (Anthropic Messages API; `stream: true` answers with Anthropic's server-sent events)",
       tags: ["chat"],
       body: MessagesReq,
+      response: MessagesRes,
+      stream: MessagesStreamEvent,
       errorStyle: "anthropic",
       security: "bearer",
       ...chatSizeLimits(config),
@@ -48,14 +50,15 @@ export function messagesRoute(app: FastifyInstance, routing: ChatRouting): void 
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
       if (!body.stream) {
         const completion = await collectCompletion(events, prepared.plan);
-        return { ...anthropicMessage(completion, id, stopSequences), ...(withTokens ? tokenMetadataOf(completion) : {}) };
+        const message: MessagesResponse = { ...anthropicMessage(completion, id, stopSequences), ...(withTokens ? tokenMetadataOf(completion) : {}) };
+        return message;
       }
       prepared.plan.streamUsage = { include: true, continuous: true };
       const started = await startedEvents(events);
       return sendEventStream(reply, request.log, {
         produce: async (sse) => {
-          const out = new AnthropicEventStream((event, data) => sse.sendNamed(event, data), { id, model: prepared.plan.model, stopSequences });
-          await streamCompletion(started, prepared.plan, (chunk) => out.push(chunk as never));
+          const out = new AnthropicEventStream((event) => sse.sendNamed(event.type, event), { id, model: prepared.plan.model, stopSequences });
+          await streamCompletion(started, prepared.plan, (chunk) => out.push(chunk));
           await out.finish();
         },
         fail: (sse, error) => {

@@ -1,3 +1,5 @@
+import type { ChatCompletionChunk } from "../completions/protocol.js";
+import type { ContentBlockOut, MessagesStreamEvent } from "./protocol.js";
 import { type StopInfo, stopInfo } from "./response.js";
 
 /**
@@ -8,16 +10,9 @@ import { type StopInfo, stopInfo } from "./response.js";
  * reasoning or a tool call, so a streamed message says what the whole one says.
  */
 
-export type NamedEventSink = (event: string, data: Record<string, unknown>) => Promise<void>;
+export type MessagesEventSink = (event: MessagesStreamEvent) => Promise<void>;
 
-interface ChunkIn {
-  usage?: { prompt_tokens: number; completion_tokens: number };
-  choices: {
-    delta: { content?: string; reasoning?: string; tool_calls?: { index: number; id?: string; function: { name?: string; arguments?: string } }[] };
-    finish_reason: string | null;
-    stop_reason?: number | string | null;
-  }[];
-}
+type BlockDelta = Extract<MessagesStreamEvent, { type: "content_block_delta" }>["delta"];
 
 type BlockKind = "text" | "thinking" | "tool_use";
 
@@ -29,16 +24,16 @@ export class AnthropicEventStream {
   private outputTokens = 0;
 
   constructor(
-    private readonly emit: NamedEventSink,
+    private readonly emit: MessagesEventSink,
     private readonly meta: { id: string; model: string; stopSequences: readonly string[] },
   ) {}
 
-  async push(chunk: ChunkIn): Promise<void> {
+  async push(chunk: ChatCompletionChunk): Promise<void> {
     if (!this.started) {
       this.started = true;
-      const message = { id: this.meta.id, type: "message", role: "assistant", model: this.meta.model, content: [], stop_reason: null, stop_sequence: null };
-      await this.emit("message_start", { type: "message_start", message: { ...message, usage: { input_tokens: chunk.usage?.prompt_tokens ?? 0, output_tokens: 0 } } });
-      await this.emit("ping", { type: "ping" });
+      const usage = { input_tokens: chunk.usage?.prompt_tokens ?? 0, output_tokens: 0 };
+      await this.emit({ type: "message_start", message: { id: this.meta.id, type: "message", role: "assistant", model: this.meta.model, content: [], stop_reason: null, stop_sequence: null, usage } });
+      await this.emit({ type: "ping" });
     }
     if (chunk.usage) this.outputTokens = chunk.usage.completion_tokens;
     for (const choice of chunk.choices) {
@@ -63,25 +58,25 @@ export class AnthropicEventStream {
 
   async finish(): Promise<void> {
     await this.closeBlock();
-    await this.emit("message_delta", { type: "message_delta", delta: this.stop, usage: { output_tokens: this.outputTokens } });
-    await this.emit("message_stop", { type: "message_stop" });
+    await this.emit({ type: "message_delta", delta: this.stop, usage: { output_tokens: this.outputTokens } });
+    await this.emit({ type: "message_stop" });
   }
 
-  private async ensureBlock(kind: BlockKind, toolIndex: number, contentBlock: Record<string, unknown>): Promise<void> {
+  private async ensureBlock(kind: BlockKind, toolIndex: number, contentBlock: ContentBlockOut): Promise<void> {
     if (this.openBlock && this.openBlock.kind === kind && this.openBlock.toolIndex === toolIndex) return;
     await this.closeBlock();
     this.blockIndex++;
     this.openBlock = { kind, toolIndex };
-    await this.emit("content_block_start", { type: "content_block_start", index: this.blockIndex, content_block: contentBlock });
+    await this.emit({ type: "content_block_start", index: this.blockIndex, content_block: contentBlock });
   }
 
-  private async delta(delta: Record<string, unknown>): Promise<void> {
-    await this.emit("content_block_delta", { type: "content_block_delta", index: this.blockIndex, delta });
+  private async delta(delta: BlockDelta): Promise<void> {
+    await this.emit({ type: "content_block_delta", index: this.blockIndex, delta });
   }
 
   private async closeBlock(): Promise<void> {
     if (!this.openBlock) return;
     this.openBlock = null;
-    await this.emit("content_block_stop", { type: "content_block_stop", index: this.blockIndex });
+    await this.emit({ type: "content_block_stop", index: this.blockIndex });
   }
 }

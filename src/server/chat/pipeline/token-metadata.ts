@@ -1,4 +1,5 @@
-import type { ChatCompletionRequest } from "../completions/protocol.js";
+import { z } from "zod";
+import type { ChatCompletionRequest, ChatCompletionResponse } from "../completions/protocol.js";
 
 /**
  * The token-level extension of the Responses and Messages surfaces: with `return_token_ids` (the
@@ -6,17 +7,30 @@ import type { ChatCompletionRequest } from "../completions/protocol.js";
  * the sampled ids and their raw logprobs — what an RL trainer needs to train it token-exact.
  */
 
+/** The three fields as each surface's response schema documents them: present only when asked for. */
+export const TokenMetadataFields = {
+  prompt_token_ids: z.array(z.number().int()).nullable().optional().describe("Flywheel extension (`return_token_ids`): the prompt's token ids"),
+  token_ids: z.array(z.number().int()).nullable().optional().describe("Flywheel extension (`return_token_ids`): the sampled token ids"),
+  logprobs: z.array(z.number()).nullable().optional().describe("Flywheel extension (`return_token_ids`): each sampled token's raw logprob"),
+};
+
+export interface TokenMetadata {
+  prompt_token_ids: number[] | null;
+  token_ids: number[] | null;
+  logprobs: number[] | null;
+}
+
 export function requestTokenMetadata(chat: ChatCompletionRequest): void {
   chat.logprobs = true;
   chat.return_token_ids = true;
   chat.return_tokens_as_token_ids = true;
 }
 
-/** The three fields, from a whole chat completion body run with `requestTokenMetadata`. */
-export function tokenMetadataOf(completion: Record<string, unknown>): { prompt_token_ids: number[] | null; token_ids: number[] | null; logprobs: number[] | null } {
-  const choice = (completion.choices as { token_ids: number[] | null; logprobs: { content: { logprob: number }[] } | null }[])[0];
+/** The three fields, from a whole chat completion run with `requestTokenMetadata`. */
+export function tokenMetadataOf(completion: ChatCompletionResponse): TokenMetadata {
+  const choice = completion.choices[0];
   return {
-    prompt_token_ids: (completion.prompt_token_ids as number[] | null) ?? null,
+    prompt_token_ids: completion.prompt_token_ids ?? null,
     token_ids: choice?.token_ids ?? null,
     logprobs: choice?.logprobs ? choice.logprobs.content.map((entry) => entry.logprob) : null,
   };

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { ChatMessageIn } from "../completions/protocol.js";
-import type { ResponsesRequest } from "./protocol.js";
+import type { z } from "zod";
+import type { ChatCompletionResponse, ChatMessageIn } from "../completions/protocol.js";
+import type { OutputFunctionCall, OutputItemOut, OutputMessage, OutputReasoning, OutputTextPart, ResponsesRequest, ResponsesResponse } from "./protocol.js";
 
 /**
  * The chat core's result as a Responses API `response` object: output items (reasoning, the
@@ -25,43 +26,43 @@ export interface ChatResult {
 }
 
 /** What the whole chat completion body says, in the fields a response is built from. */
-export function chatResultOf(chat: Record<string, unknown>): ChatResult {
-  const choice = (chat.choices as { message: { content: string | null; reasoning: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[])[0]!;
+export function chatResultOf(chat: ChatCompletionResponse): ChatResult {
+  const choice = chat.choices[0]!;
   return {
     content: choice.message.content,
     reasoning: choice.message.reasoning,
     toolCalls: (choice.message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
     finishReason: choice.finish_reason,
-    usage: chat.usage as ChatResult["usage"],
+    usage: chat.usage,
   };
 }
 
-export function outputItems(result: ChatResult): Record<string, unknown>[] {
-  const items: Record<string, unknown>[] = [];
+export function outputItems(result: ChatResult): OutputItemOut[] {
+  const items: OutputItemOut[] = [];
   if (result.reasoning) items.push(reasoningItem(reasoningItemId(), result.reasoning));
   if (result.content) items.push(messageItem(outputMessageId(), result.content, "completed"));
   for (const call of result.toolCalls) items.push(functionCallItem(functionCallItemId(), call, "completed"));
   return items;
 }
 
-export function reasoningItem(id: string, text: string): Record<string, unknown> {
+export function reasoningItem(id: string, text: string): z.output<typeof OutputReasoning> {
   return { type: "reasoning", id, summary: [], content: [{ type: "reasoning_text", text }] };
 }
 
-export function outputTextPart(text: string): Record<string, unknown> {
+export function outputTextPart(text: string): z.output<typeof OutputTextPart> {
   return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
-export function messageItem(id: string, text: string | null, status: "in_progress" | "completed"): Record<string, unknown> {
+export function messageItem(id: string, text: string | null, status: "in_progress" | "completed"): z.output<typeof OutputMessage> {
   return { type: "message", id, status, role: "assistant", content: text === null ? [] : [outputTextPart(text)] };
 }
 
-export function functionCallItem(id: string, call: { id: string; name: string; arguments: string }, status: "in_progress" | "completed"): Record<string, unknown> {
+export function functionCallItem(id: string, call: { id: string; name: string; arguments: string }, status: "in_progress" | "completed"): z.output<typeof OutputFunctionCall> {
   return { type: "function_call", id, call_id: call.id, name: call.name, arguments: call.arguments, status };
 }
 
 /** The response object; `output` and `usage` are null while it is in progress (the created/in_progress events). */
-export function responseObject(req: ResponsesRequest, meta: { id: string; createdAt: number; model: string }, outcome: { output: Record<string, unknown>[]; result: ChatResult } | null): Record<string, unknown> {
+export function responseObject(req: ResponsesRequest, meta: { id: string; createdAt: number; model: string }, outcome: { output: OutputItemOut[]; result: ChatResult } | null): ResponsesResponse {
   const incomplete = outcome?.result.finishReason === "length";
   const usage = outcome?.result.usage;
   return {

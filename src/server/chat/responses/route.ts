@@ -14,7 +14,7 @@ import type { ChatMessageIn } from "../completions/protocol.js";
 import { collectCompletion } from "../completions/response.js";
 import { streamCompletion } from "../completions/stream.js";
 import { abortOnDisconnect, sendEventStream, startedEvents, streamErrorBody } from "../completions/stream-reply.js";
-import { ResponsesReq } from "./protocol.js";
+import { ResponseDeletedRes, ResponsesReq, ResponsesRes, type ResponsesResponse, ResponsesStreamEvent } from "./protocol.js";
 import { assistantMessage, callId, chatResultOf, outputItems, responseId, responseObject } from "./response.js";
 import { ResponsesEventStream } from "./stream.js";
 import { toChatRequest } from "./translate.js";
@@ -40,6 +40,8 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       summary: "Create a model response (OpenAI Responses API; `stream: true` answers with its server-sent events)",
       tags: ["chat"],
       body: ResponsesReq,
+      response: ResponsesRes,
+      stream: ResponsesStreamEvent,
       errorStyle: "openai",
       security: "bearer",
       ...chatSizeLimits(config),
@@ -60,14 +62,14 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       const prepared = await prepareCompletion(chat, context);
       prepared.plan.output.newToolCallId = callId;
       const meta = { id: responseId(), createdAt: Math.floor(Date.now() / 1000), model: prepared.plan.model };
-      const keep = async (final: Record<string, unknown>, assistant: ChatMessageIn) => {
+      const keep = async (final: ResponsesResponse, assistant: ChatMessageIn) => {
         if (body.store) await saveResponse(store.db, { id: meta.id, entity: context.entity, model: meta.model, conversation: [...conversation, assistant], body: final });
       };
       const events = withChatErrors(prepared.engine.generate({ ...prepared.generate, signal: abort.signal }));
       if (!body.stream) {
         const completion = await collectCompletion(events, prepared.plan);
         const result = chatResultOf(completion);
-        const final = { ...responseObject(body, meta, { output: outputItems(result), result }), ...(withTokens ? tokenMetadataOf(completion) : {}) };
+        const final: ResponsesResponse = { ...responseObject(body, meta, { output: outputItems(result), result }), ...(withTokens ? tokenMetadataOf(completion) : {}) };
         await keep(final, assistantMessage(result));
         return final;
       }
@@ -75,31 +77,34 @@ export function responsesRoutes(app: FastifyInstance, routing: ChatRouting): voi
       const started = await startedEvents(events);
       return sendEventStream(reply, request.log, {
         produce: async (sse) => {
-          const out = new ResponsesEventStream((event, data) => sse.sendNamed(event, data));
+          const out = new ResponsesEventStream((event) => sse.sendNamed(event.type, event));
           const inProgress = responseObject(body, meta, null);
-          await out.event("response.created", { response: inProgress });
-          await out.event("response.in_progress", { response: inProgress });
-          await streamCompletion(started, prepared.plan, (chunk) => out.push(chunk as never));
+          await out.event({ type: "response.created", response: inProgress });
+          await out.event({ type: "response.in_progress", response: inProgress });
+          await streamCompletion(started, prepared.plan, (chunk) => out.push(chunk));
           await out.finish();
           const result = out.result();
           const final = responseObject(body, meta, { output: out.items, result });
           await keep(final, assistantMessage(result));
-          await out.event(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
+          await out.event({ type: final.status === "incomplete" ? "response.incomplete" : "response.completed", response: final });
         },
         fail: (sse, error) => {
           const { message, type, param } = streamErrorBody(error).error as { message: string; type: string; param: string | null };
-          return sse.sendNamed("error", { type: "error", code: type, message, param });
+          const event: ResponsesStreamEvent = { type: "error", code: type, message, param };
+          return sse.sendNamed(event.type, event);
         },
         finish: (sse) => sse.end(),
       });
     },
   );
-  defineRoute(app, { method: "GET", url: "/responses/:response_id", summary: "Retrieve a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" }, async ({ params }, request) => {
+  const byId = { tags: ["chat"], params: ResponseIdParams, errorStyle: "openai" as const, security: "bearer" as const };
+  defineRoute(app, { method: "GET", url: "/responses/:response_id", summary: "Retrieve a stored response", response: ResponsesRes, ...byId }, async ({ params }, request): Promise<ResponsesResponse> => {
     const stored = await findResponse(store.db, principalOf(request).entity, params.response_id);
     if (!stored) throw notFound(params.response_id);
-    return stored.body;
+    // The store keeps the body as JSON; only this route writes it, from a ResponsesResponse.
+    return stored.body as ResponsesResponse;
   });
-  defineRoute(app, { method: "DELETE", url: "/responses/:response_id", summary: "Delete a stored response", tags: ["chat"], params: ResponseIdParams, errorStyle: "openai", security: "bearer" }, async ({ params }, request) => {
+  defineRoute(app, { method: "DELETE", url: "/responses/:response_id", summary: "Delete a stored response", response: ResponseDeletedRes, ...byId }, async ({ params }, request): Promise<z.output<typeof ResponseDeletedRes>> => {
     if (!(await deleteResponse(store.db, principalOf(request).entity, params.response_id))) throw notFound(params.response_id);
     return { id: params.response_id, object: "response", deleted: true };
   });

@@ -1,4 +1,5 @@
-import type { NamedEventSink } from "../messages-api/stream.js";
+import type { ChatCompletionChunk } from "../completions/protocol.js";
+import type { OutputItemOut, ResponsesStreamEvent } from "./protocol.js";
 import { type ChatResult, functionCallItem, functionCallItemId, messageItem, outputMessageId, outputTextPart, reasoningItem, reasoningItemId } from "./response.js";
 
 /**
@@ -10,13 +11,11 @@ import { type ChatResult, functionCallItem, functionCallItemId, messageItem, out
  * before and `response.completed` (or `.incomplete`) after, from `result()` and `items`.
  */
 
-interface ChunkIn {
-  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
-  choices: {
-    delta: { content?: string; reasoning?: string; tool_calls?: { index: number; id?: string; function: { name?: string; arguments?: string } }[] };
-    finish_reason: string | null;
-  }[];
-}
+/** The events that carry a `sequence_number` (all but `error`), as the caller hands them in: without it. */
+type SequencedEvent = Extract<ResponsesStreamEvent, { sequence_number: number }>;
+type UnnumberedEvent = SequencedEvent extends infer E ? (E extends SequencedEvent ? Omit<E, "sequence_number"> : never) : never;
+
+export type ResponsesEventSink = (event: ResponsesStreamEvent) => Promise<void>;
 
 type OpenItem = { kind: "reasoning"; id: string; text: string } | { kind: "message"; id: string; text: string } | { kind: "function_call"; id: string; toolIndex: number; call: { id: string; name: string; arguments: string } };
 
@@ -24,21 +23,22 @@ export class ResponsesEventStream {
   private sequence = 0;
   private open: OpenItem | null = null;
   /** The finished output items, in order. */
-  readonly items: Record<string, unknown>[] = [];
+  readonly items: OutputItemOut[] = [];
   private content: string | null = null;
   private reasoning: string | null = null;
   private readonly toolCalls: ChatResult["toolCalls"] = [];
   private finishReason = "stop";
   private usage: ChatResult["usage"] = { prompt_tokens: 0, completion_tokens: 0 };
 
-  constructor(private readonly emit: NamedEventSink) {}
+  constructor(private readonly emit: ResponsesEventSink) {}
 
   /** Emits one event with the next sequence number. */
-  async event(type: string, fields: Record<string, unknown>): Promise<void> {
-    await this.emit(type, { type, sequence_number: this.sequence++, ...fields });
+  async event(event: UnnumberedEvent): Promise<void> {
+    const { type, ...fields } = event;
+    await this.emit({ type, sequence_number: this.sequence++, ...fields } as SequencedEvent);
   }
 
-  async push(chunk: ChunkIn): Promise<void> {
+  async push(chunk: ChatCompletionChunk): Promise<void> {
     if (chunk.usage) this.usage = chunk.usage;
     for (const choice of chunk.choices) {
       const { delta } = choice;
@@ -46,19 +46,19 @@ export class ResponsesEventStream {
         const item = await this.ensure("reasoning", -1);
         if (item.kind !== "reasoning") continue;
         item.text += delta.reasoning;
-        await this.event("response.reasoning_text.delta", { item_id: item.id, output_index: this.items.length, content_index: 0, delta: delta.reasoning });
+        await this.event({ type: "response.reasoning_text.delta", item_id: item.id, output_index: this.items.length, content_index: 0, delta: delta.reasoning });
       }
       if (delta.content) {
         const item = await this.ensure("message", -1);
         if (item.kind !== "message") continue;
         item.text += delta.content;
-        await this.event("response.output_text.delta", { item_id: item.id, output_index: this.items.length, content_index: 0, delta: delta.content, logprobs: [] });
+        await this.event({ type: "response.output_text.delta", item_id: item.id, output_index: this.items.length, content_index: 0, delta: delta.content, logprobs: [] });
       }
       for (const call of delta.tool_calls ?? []) {
         const item = await this.ensure("function_call", call.index, call.id, call.function.name);
         if (item.kind !== "function_call" || !call.function.arguments) continue;
         item.call.arguments += call.function.arguments;
-        await this.event("response.function_call_arguments.delta", { item_id: item.id, output_index: this.items.length, delta: call.function.arguments });
+        await this.event({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: this.items.length, delta: call.function.arguments });
       }
       if (choice.finish_reason !== null) this.finishReason = choice.finish_reason;
     }
@@ -81,14 +81,14 @@ export class ResponsesEventStream {
     let item: OpenItem;
     if (kind === "reasoning") {
       item = { kind, id: reasoningItemId(), text: "" };
-      await this.event("response.output_item.added", { output_index: outputIndex, item: { type: "reasoning", id: item.id, summary: [], content: [] } });
+      await this.event({ type: "response.output_item.added", output_index: outputIndex, item: { type: "reasoning", id: item.id, summary: [], content: [] } });
     } else if (kind === "message") {
       item = { kind, id: outputMessageId(), text: "" };
-      await this.event("response.output_item.added", { output_index: outputIndex, item: messageItem(item.id, null, "in_progress") });
-      await this.event("response.content_part.added", { item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart("") });
+      await this.event({ type: "response.output_item.added", output_index: outputIndex, item: messageItem(item.id, null, "in_progress") });
+      await this.event({ type: "response.content_part.added", item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart("") });
     } else {
       item = { kind, id: functionCallItemId(), toolIndex, call: { id: callId ?? "", name: name ?? "", arguments: "" } };
-      await this.event("response.output_item.added", { output_index: outputIndex, item: functionCallItem(item.id, item.call, "in_progress") });
+      await this.event({ type: "response.output_item.added", output_index: outputIndex, item: functionCallItem(item.id, item.call, "in_progress") });
     }
     this.open = item;
     return item;
@@ -99,22 +99,22 @@ export class ResponsesEventStream {
     if (!item) return;
     this.open = null;
     const outputIndex = this.items.length;
-    let done: Record<string, unknown>;
+    let done: OutputItemOut;
     if (item.kind === "reasoning") {
       this.reasoning = (this.reasoning ?? "") + item.text;
-      await this.event("response.reasoning_text.done", { item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text });
+      await this.event({ type: "response.reasoning_text.done", item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text });
       done = reasoningItem(item.id, item.text);
     } else if (item.kind === "message") {
       this.content = (this.content ?? "") + item.text;
-      await this.event("response.output_text.done", { item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text, logprobs: [] });
-      await this.event("response.content_part.done", { item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart(item.text) });
+      await this.event({ type: "response.output_text.done", item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text, logprobs: [] });
+      await this.event({ type: "response.content_part.done", item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart(item.text) });
       done = messageItem(item.id, item.text, "completed");
     } else {
       this.toolCalls.push(item.call);
-      await this.event("response.function_call_arguments.done", { item_id: item.id, output_index: outputIndex, name: item.call.name, arguments: item.call.arguments });
+      await this.event({ type: "response.function_call_arguments.done", item_id: item.id, output_index: outputIndex, name: item.call.name, arguments: item.call.arguments });
       done = functionCallItem(item.id, item.call, "completed");
     }
     this.items.push(done);
-    await this.event("response.output_item.done", { output_index: outputIndex, item: done });
+    await this.event({ type: "response.output_item.done", output_index: outputIndex, item: done });
   }
 }

@@ -48,3 +48,5 @@ export const DetokenizeRes = z.object({ prompt: z.string() });
 
 export type TokenizeRequest = z.output<typeof TokenizeReq>;
 export type DetokenizeRequest = z.output<typeof DetokenizeReq>;
+export type TokenizeResponse = z.output<typeof TokenizeRes>;
+export type DetokenizeResponse = z.output<typeof DetokenizeRes>;

@@ -5,7 +5,7 @@ import { checkRequestLimits } from "../pipeline/request-limits.js";
 import { checkRequestRules } from "../pipeline/request-rules.js";
 import { ChatCompletionReq } from "../completions/protocol.js";
 import { renderPrompt } from "../pipeline/template.js";
-import type { DetokenizeRequest, TokenizeRequest } from "./protocol.js";
+import type { DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse } from "./protocol.js";
 
 /**
  * Tokenizing and detokenizing with a served model's tokenizer, as vLLM answers them. The chat form
@@ -13,7 +13,7 @@ import type { DetokenizeRequest, TokenizeRequest } from "./protocol.js";
  * variables and rules), so `tokens` are the ids that endpoint would feed the model.
  */
 
-export async function tokenize(req: TokenizeRequest, ctx: PrepareContext): Promise<Record<string, unknown>> {
+export async function tokenize(req: TokenizeRequest, ctx: PrepareContext): Promise<TokenizeResponse> {
   const target = await resolveTarget(req.model, ctx);
   const { tokenizer } = target;
   let tokens: number[];
@@ -44,7 +44,7 @@ export async function tokenize(req: TokenizeRequest, ctx: PrepareContext): Promi
   };
 }
 
-export async function detokenize(req: DetokenizeRequest, ctx: PrepareContext): Promise<{ prompt: string }> {
+export async function detokenize(req: DetokenizeRequest, ctx: PrepareContext): Promise<DetokenizeResponse> {
   const { tokenizer } = await resolveTarget(req.model, ctx);
   const outside = req.tokens.filter((id) => id < 0 || id >= tokenizer.vocabSize);
   if (outside.length > 0) throw chatRuleError(`Token id ${outside[0]} is out of vocabulary (vocabulary size ${tokenizer.vocabSize}).`, { param: "tokens" });

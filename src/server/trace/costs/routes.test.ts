@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../../testing/app.js";
 import { testDialects } from "../../../testing/stores.js";
 import { endOf, startOf, type TraceClient, traceClient } from "../../../testing/trace.js";
+import { CostCreateRes, CostPurgeRes, CostQueryRes } from "./protocol.js";
 
 describe.each(testDialects)("costs on %s", (dialect) => {
   let t: TestApp;
@@ -35,6 +36,22 @@ describe.each(testDialects)("costs on %s", (dialect) => {
     await alice.json("/cost/purge", { project_id: P, query: { $expr: { $in: [{ $getField: "id" }, [{ $literal: idA }, { $literal: idB }]] } } });
     expect((await alice.json("/cost/query", { project_id: P })).results).toEqual([]);
     expect((await traceClient(t, t.keys.bob).post("/cost/query", { project_id: P })).statusCode).toBe(404);
+  });
+
+  it("answers exactly what its protocol (the schemas /openapi.json shows) describes", async () => {
+    const P = "alice/typed";
+    const created = await alice.json("/cost/create", { project_id: P, costs: { "model-a": { prompt_token_cost: 0.5, completion_token_cost: 1 } } });
+    // Parsing drops fields a schema does not name, so equality also finds undocumented ones.
+    expect(CostCreateRes.parse(created)).toEqual(created);
+    for (const fields of [undefined, ["llm_id", "prompt_token_cost"], ["pricing_level", "pricing_level_id", "created_at", "created_by"]]) {
+      const queried = await alice.json("/cost/query", { project_id: P, fields });
+      expect(queried.results).toHaveLength(1);
+      expect(CostQueryRes.parse(queried)).toEqual(queried);
+    }
+    const purged = await alice.json("/cost/purge", { project_id: P, query: { $expr: { $eq: [{ $getField: "id" }, { $literal: created.ids[0][1] }] } } });
+    expect(CostPurgeRes.parse(purged)).toEqual(purged);
+    const paths = (await t.app.inject({ method: "GET", url: "/openapi.json" })).json().paths;
+    expect(paths["/trace/cost/query"].post.responses["200"].content["application/json"].schema.properties.results.type).toBe("array");
   });
 
   it("prices calls with the project price in effect when they started", async () => {

@@ -71,32 +71,3 @@ export const FeedbackPayloadSchemaReq = z.object({
   trigger_ref: z.string().nullish(),
   sample_limit: z.int().min(1).max(5000).nullish(),
 });
-
-export const CostCreateReq = z.object({
-  project_id: ProjectId,
-  costs: z.record(
-    TraceId.min(1),
-    z.object({
-      prompt_token_cost: z.number(),
-      completion_token_cost: z.number(),
-      cache_read_input_token_cost: z.number().nullish(),
-      cache_creation_input_token_cost: z.number().nullish(),
-      prompt_token_cost_unit: z.string().nullish(),
-      completion_token_cost_unit: z.string().nullish(),
-      effective_date: Timestamp.nullish(),
-      provider_id: z.string().nullish(),
-    }),
-  ),
-  wb_user_id: z.string().nullish(),
-});
-
-export const CostQueryReq = z.object({
-  project_id: ProjectId,
-  fields: z.array(z.string()).nullish(),
-  query: zQuery.nullish(),
-  sort_by: SortByList.nullish(),
-  limit: z.int().min(0).nullish(),
-  offset: z.int().min(0).nullish(),
-});
-
-export const CostPurgeReq = z.object({ project_id: ProjectId, query: zQuery });

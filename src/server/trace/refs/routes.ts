@@ -7,6 +7,7 @@ import { StringList } from "../common/schemas.js";
 import { useLosslessJson } from "../common/scope.js";
 
 const RefsReadBatchReq = z.object({ refs: StringList });
+const RefsReadBatchRes = z.object({ vals: z.array(z.unknown()).describe("Each ref's value, in request order; null for a deleted object") });
 
 /**
  * POST /refs/read_batch (`docs/api/trace.md#refs-read`): values of refs, in request order; deleted objects
@@ -14,7 +15,11 @@ const RefsReadBatchReq = z.object({ refs: StringList });
  */
 export async function refRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
   useLosslessJson(app);
-  defineRoute(app, { method: "POST", url: "/refs/read_batch", summary: "Resolve refs to values", tags: ["trace: refs"], body: RefsReadBatchReq, errorStyle: "trace", security: "basic" }, async ({ body }, request) => ({
-    vals: await options.trace.refs.readBatch(principalOf(request).entity, body.refs),
-  }));
+  defineRoute(
+    app,
+    { method: "POST", url: "/refs/read_batch", summary: "Resolve refs to values", tags: ["trace: refs"], body: RefsReadBatchReq, response: RefsReadBatchRes, errorStyle: "trace", security: "basic" },
+    async ({ body }, request) => ({
+      vals: await options.trace.refs.readBatch(principalOf(request).entity, body.refs),
+    }),
+  );
 }

@@ -1,0 +1,11 @@
+import { z } from "zod";
+
+/** vLLM's dynamic LoRA requests; both answer a plain-text success line (`docs/api/chat.md#lora-adapters`). */
+
+export const LoadLoraReq = z.object({
+  lora_name: z.string().min(1).max(256),
+  lora_path: z.string().min(1),
+  load_inplace: z.boolean().default(false).describe("Replace an adapter already loaded under this name"),
+});
+
+export const UnloadLoraReq = z.object({ lora_name: z.string().min(1), lora_int_id: z.number().int().nullish() });
