@@ -19,7 +19,9 @@ const LOOSE_NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   if (postgres) {
-    await sql`CREATE TABLE trace_call_numbers (project_id text COLLATE "C" NOT NULL, path_key bigint NOT NULL, value double precision NOT NULL, call_id text COLLATE "C" NOT NULL, PRIMARY KEY (project_id, path_key, value, call_id))`.execute(db);
+    await sql`CREATE TABLE trace_call_numbers (project_id text COLLATE "C" NOT NULL, path_key bigint NOT NULL, value double precision NOT NULL, call_id text COLLATE "C" NOT NULL, PRIMARY KEY (project_id, path_key, value, call_id))`.execute(
+      db,
+    );
   } else {
     await sql`CREATE TABLE trace_call_numbers (project_id TEXT NOT NULL, path_key INTEGER NOT NULL, value REAL NOT NULL, call_id TEXT NOT NULL, PRIMARY KEY (project_id, path_key, value, call_id)) WITHOUT ROWID`.execute(db);
   }

@@ -152,8 +152,7 @@ describe.each(testDialects)("range index on %s", (dialect) => {
     for await (const page of calls.queryCalls({ projectId: P, query, columns: ["id"], limit: options.limit, sortBy })) out.push(...page.map((call) => call.id));
     return out;
   };
-  const numberRows = async (callId: string) =>
-    Number((await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM trace_call_numbers WHERE project_id = ${P} AND call_id = ${callId}`.execute(traceDb(store.db))).rows[0]!.n);
+  const numberRows = async (callId: string) => Number((await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM trace_call_numbers WHERE project_id = ${P} AND call_id = ${callId}`.execute(traceDb(store.db))).rows[0]!.n);
 
   beforeAll(async () => {
     store = await openTestStore(dialect);

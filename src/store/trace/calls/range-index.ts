@@ -68,10 +68,12 @@ function intervalSelect(projectId: string, interval: ValueInterval): Sql {
  * repeat in the answer.
  */
 export async function callsInIntervals(db: TraceDb, projectId: string, intervals: ValueInterval[], limit: number, partial = false): Promise<string[] | undefined> {
-  const rows = (await sql<{ call_id: string }>`SELECT call_id FROM (${sql.join(
-    intervals.map((interval) => intervalSelect(projectId, interval)),
-    sql` UNION ALL `,
-  )}) AS matched LIMIT ${limit + 1}`.execute(db)).rows;
+  const rows = (
+    await sql<{ call_id: string }>`SELECT call_id FROM (${sql.join(
+      intervals.map((interval) => intervalSelect(projectId, interval)),
+      sql` UNION ALL `,
+    )}) AS matched LIMIT ${limit + 1}`.execute(db)
+  ).rows;
   if (rows.length > limit) return partial ? rows.slice(0, limit).map((row) => row.call_id) : undefined;
   return rows.map((row) => row.call_id);
 }
