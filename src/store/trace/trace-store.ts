@@ -10,6 +10,7 @@ import { GroupCommit } from "./calls/group-commit.js";
 import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
 import { textCandidates } from "./calls/text-query.js";
 import { rangeCandidates, rangeSample } from "./calls/range-query.js";
+import { TrigramSamples } from "./calls/trigram-sample.js";
 import { feedbackCandidates } from "./calls/feedback-query.js";
 import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
@@ -67,6 +68,8 @@ export interface TraceCallStoreOptions {
   useFeedbackIndex?: boolean;
   /** Narrow selective range filters on JSON paths through the range index (default true; tests compare with false). */
   useRangeIndex?: boolean;
+  /** On PostgreSQL, look a long needle up by its rarest part (`calls/trigram-sample.ts`; default true). */
+  searchRarestPart?: boolean;
 }
 
 const MAX_TRACES_PER_BATCH = 1000;
@@ -77,6 +80,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   private readonly statistics: PlannerStatistics;
   private readonly commits: GroupCommit;
   private readonly options: TraceCallStoreOptions;
+  private readonly trigramSamples: TrigramSamples | undefined;
 
   constructor(
     private readonly store: Store,
@@ -86,6 +90,7 @@ export class SqlTraceCallStore implements TraceCallStore {
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
     this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
+    this.trigramSamples = store.dialect === "postgres" && options.searchRarestPart !== false ? new TrigramSamples(this.db) : undefined;
     this.options = { useLeafIndex: true, useTextIndex: true, useFeedbackIndex: true, useRangeIndex: true, ...options };
   }
 
@@ -163,7 +168,7 @@ export class SqlTraceCallStore implements TraceCallStore {
       [this.options.useLeafIndex, (most) => leafCandidates(this.db, this.store.dialect, q.projectId, query, most)],
       [this.options.useRangeIndex, (most) => rangeCandidates(this.db, q.projectId, query, most)],
       [this.options.useFeedbackIndex, (most) => feedbackCandidates(this.db, q.projectId, query, most)],
-      [this.options.useTextIndex, (most) => textCandidates(this.db, this.store.dialect, q.projectId, query, most)],
+      [this.options.useTextIndex, (most) => textCandidates(this.db, this.store.dialect, q.projectId, query, most, this.trigramSamples)],
     ];
     let best: string[] | undefined;
     for (const [enabled, find] of sources) {
