@@ -7,6 +7,7 @@
  *   npm run bench:trace                        # 100k and 1M stored calls, SQLite then PostgreSQL
  *   npm run bench:trace -- --calls 20000 --large 100000 --runs 50
  *   npm run bench:trace -- --only ui --dialects postgres   # the web UI's trace list queries alone
+ *   npm run bench:trace -- --only index-cost --calls 20000  # what the range index rows cost raw SQLite inserts
  *
  * The server runs in a child process, as it would beside an SDK client; the parent sends the
  * requests, grows the database directly and runs the raw SQLite peer.
@@ -45,7 +46,7 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "4" },
     serve: { type: "string" },
     "database-url": { type: "string" },
-    /** Which query sets to time: all, or `ui` (the trace list's queries) alone. */
+    /** Which query sets to time: all, `ui` (the trace list's queries) alone, or `index-cost` (the raw SQLite peer with and without the range index rows). */
     only: { type: "string", default: "all" },
     dialects: { type: "string", default: "sqlite,postgres" },
   },
@@ -500,11 +501,38 @@ async function benchPostgres(onlyUi: boolean) {
   }
 }
 
+/**
+ * What the range index rows cost the raw SQLite peer: runs with and without them, alternated so a
+ * shared machine's load falls on both alike; the median of each.
+ */
+async function benchIndexCost() {
+  const rounds = 3;
+  const without: number[] = [];
+  const withNumbers: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    without.push(await rawCeiling(true, true));
+    withNumbers.push(await rawCeiling(true, true, true));
+  }
+  const median = (rates: number[]) => Math.round([...rates].sort((a, b) => a - b)[Math.floor(rates.length / 2)]!);
+  report(`Raw SQLite, ${SMALL} calls, ${rounds} alternated runs each (median; all runs)`);
+  report("");
+  report("| Path | calls/s | runs |");
+  report("|---|---:|---|");
+  report(`| leaf and text index documents | ${median(without)} | ${without.map(Math.round).join(", ")} |`);
+  report(`| as above, and the range index rows | ${median(withNumbers)} | ${withNumbers.map(Math.round).join(", ")} |`);
+  report("");
+}
+
 async function main() {
   const onlyUi = args.only === "ui";
   const dialects = args.dialects.split(",");
   const load = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   report(`Load average at start: ${load()}`);
+  if (args.only === "index-cost") {
+    await benchIndexCost();
+    report(`Load average at end: ${load()}`);
+    return;
+  }
   if (dialects.includes("sqlite")) await benchSqlite(onlyUi);
   if (dialects.includes("postgres")) await benchPostgres(onlyUi);
   report(`Load average at end: ${load()}`);
