@@ -7,6 +7,7 @@
  *   npm run bench:trace                        # 100k and 1M stored calls, SQLite then PostgreSQL
  *   npm run bench:trace -- --calls 20000 --large 100000 --runs 50
  *   npm run bench:trace -- --only ui --dialects postgres   # the web UI's trace list queries alone
+ *   npm run bench:trace -- --only index-cost --calls 20000  # what the range index rows cost raw SQLite inserts
  *
  * The server runs in a child process, as it would beside an SDK client; the parent sends the
  * requests, grows the database directly and runs the raw SQLite peer.
@@ -27,6 +28,8 @@ import { openStore } from "../src/store/db.js";
 import { createApiKey } from "../src/store/keys.js";
 import { type LeafDocument, leafInsertStatements } from "../src/store/trace/calls/leaf-index.js";
 import { leafKeys } from "../src/store/trace/calls/leaf-keys.js";
+import { numberLeaves } from "../src/store/trace/calls/number-leaves.js";
+import { type NumberRows, numberInsertStatements } from "../src/store/trace/calls/range-index.js";
 import { jsonSearchText, type TextDocument, textInsertStatements } from "../src/store/trace/calls/text-index.js";
 import type { CallWrite } from "../src/store/trace/calls/types.js";
 import { SqlTraceCallStore } from "../src/store/trace/trace-store.js";
@@ -43,7 +46,7 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "4" },
     serve: { type: "string" },
     "database-url": { type: "string" },
-    /** Which query sets to time: all, or `ui` (the trace list's queries) alone. */
+    /** Which query sets to time: all, `ui` (the trace list's queries) alone, or `index-cost` (the raw SQLite peer with and without the range index rows). */
     only: { type: "string", default: "all" },
     dialects: { type: "string", default: "sqlite,postgres" },
   },
@@ -95,7 +98,7 @@ function callBody(n: number) {
 }
 
 /** Calls/s of the raw SQLite peer: 500-row transactions straight into a fresh database. */
-async function rawCeiling(withLeaves: boolean, withText = false): Promise<number> {
+async function rawCeiling(withLeaves: boolean, withText = false, withNumbers = false): Promise<number> {
   const rawDir = makeTempDir("flywheel-bench-raw-");
   // The server's schema and indexes, through its migrations.
   await (await openStore({ dataDir: rawDir })).close();
@@ -142,7 +145,15 @@ async function rawCeiling(withLeaves: boolean, withText = false): Promise<number
           );
         }
       }
-      const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts)].map((statement) => {
+      const numbers: NumberRows[] = [];
+      if (withNumbers) {
+        for (let n = first; n < first + CALLS_PER_REQUEST; n++) {
+          const { start, end } = callBody(n);
+          const leaves = [...numberLeaves("inputs", start.inputs), ...numberLeaves("attributes", start.attributes), ...numberLeaves("output", end.output), ...numberLeaves("summary", end.summary)];
+          numbers.push({ projectId: PROJECT, callId: start.id, leaves });
+        }
+      }
+      const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts), ...numberInsertStatements("sqlite", numbers)].map((statement) => {
         let prepared = leafStatements.get(statement.sql);
         if (!prepared) leafStatements.set(statement.sql, (prepared = raw.prepare(statement.sql)));
         return () => prepared.run(statement.parameters as unknown[]);
@@ -284,13 +295,21 @@ function uiQueries(stored: number): Query[] {
 /**
  * Range filters on JSON paths (the UI offers none; its time range is on the started_at column):
  * a list's first page, newest first, and its count up to the UI's cap. Matches are rare (about one
- * call in 700 or 1000) or none, so a query that walks the calls in time order reads many of them.
+ * call in 700 or 1000: the range index hands over its few calls), none, or common (one in 35: too
+ * many candidates, so a list walks the calls in time order and a count is proven from a sample of
+ * the range index). `summary.weave.latency_ms` is computed from the call's times, not a JSON leaf:
+ * the range index does not hold it.
  */
 function jsonRangeQueries(): Query[] {
   const ranges: [string, Record<string, unknown>][] = [
     ["summary.usage.model-3.prompt_tokens >= 149 (1 call in 700)", { $gte: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 149 }] }],
     ["summary.weave.latency_ms > 1000 (1 call in 997)", { $gt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 1000 }] }],
     ["inputs.temperature > 1 (no call)", { $gt: [{ $getField: "inputs.temperature" }, { $literal: 1 }] }],
+    [
+      "summary.usage.model-3.prompt_tokens >= 120 and < 121 (1 call in 700)",
+      { $and: [{ $gte: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 120 }] }, { $lt: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 121 }] }] },
+    ],
+    ["summary.usage.model-3.completion_tokens >= 60 (1 call in 35)", { $gte: [{ $getField: "summary.usage.model-3.completion_tokens" }, { $literal: 60 }] }],
   ];
   const columns = ["id", "op_name", "display_name", "trace_id", "parent_id", "started_at", "ended_at", "exception", "summary"];
   return ranges.flatMap(([name, expr]): Query[] => [
@@ -423,6 +442,7 @@ async function benchSqlite(onlyUi: boolean) {
     const rawRate = await rawCeiling(false);
     const rawLeavesRate = await rawCeiling(true);
     const rawTextRate = await rawCeiling(true, true);
+    const rawNumbersRate = await rawCeiling(true, true, true);
 
     report(`Ingest: ${SMALL} calls in ${batches.length} requests of ${CALLS_PER_REQUEST} calls (${(bodyBytes / batches.length / 1024).toFixed(0)} KiB each), ${CONCURRENCY} in flight`);
     report("");
@@ -432,6 +452,7 @@ async function benchSqlite(onlyUi: boolean) {
     report(`| Raw SQLite: the same rows, prepared 500-row INSERT, same schema and indexes | ${Math.round(rawRate)} |`);
     report(`| Raw SQLite: as above, with the leaf index documents | ${Math.round(rawLeavesRate)} |`);
     report(`| Raw SQLite: as above, with the leaf and text index documents | ${Math.round(rawTextRate)} |`);
+    report(`| Raw SQLite: as above, with the leaf and text index documents and the range index rows | ${Math.round(rawNumbersRate)} |`);
     report("");
     await measure(post, API_QUERIES, `SQLite: queries at ${SMALL} stored calls`);
   }
@@ -480,11 +501,38 @@ async function benchPostgres(onlyUi: boolean) {
   }
 }
 
+/**
+ * What the range index rows cost the raw SQLite peer: runs with and without them, alternated so a
+ * shared machine's load falls on both alike; the median of each.
+ */
+async function benchIndexCost() {
+  const rounds = 3;
+  const without: number[] = [];
+  const withNumbers: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    without.push(await rawCeiling(true, true));
+    withNumbers.push(await rawCeiling(true, true, true));
+  }
+  const median = (rates: number[]) => Math.round([...rates].sort((a, b) => a - b)[Math.floor(rates.length / 2)]!);
+  report(`Raw SQLite, ${SMALL} calls, ${rounds} alternated runs each (median; all runs)`);
+  report("");
+  report("| Path | calls/s | runs |");
+  report("|---|---:|---|");
+  report(`| leaf and text index documents | ${median(without)} | ${without.map(Math.round).join(", ")} |`);
+  report(`| as above, and the range index rows | ${median(withNumbers)} | ${withNumbers.map(Math.round).join(", ")} |`);
+  report("");
+}
+
 async function main() {
   const onlyUi = args.only === "ui";
   const dialects = args.dialects.split(",");
   const load = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   report(`Load average at start: ${load()}`);
+  if (args.only === "index-cost") {
+    await benchIndexCost();
+    report(`Load average at end: ${load()}`);
+    return;
+  }
   if (dialects.includes("sqlite")) await benchSqlite(onlyUi);
   if (dialects.includes("postgres")) await benchPostgres(onlyUi);
   report(`Load average at end: ${load()}`);

@@ -9,6 +9,7 @@ import * as storedResponses from "./007-stored-responses.js";
 import * as traceSearch from "./008-trace-search.js";
 import * as jobTokenLogprobs from "./009-job-token-logprobs.js";
 import * as workerKeys from "./010-worker-keys.js";
+import * as traceCallNumbers from "./011-trace-call-numbers.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   "008-trace-search": traceSearch,
   "009-job-token-logprobs": jobTokenLogprobs,
   "010-worker-keys": workerKeys,
+  "011-trace-call-numbers": traceCallNumbers,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

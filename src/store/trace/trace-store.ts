@@ -9,6 +9,8 @@ import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./ca
 import { GroupCommit } from "./calls/group-commit.js";
 import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
 import { textCandidates } from "./calls/text-query.js";
+import { rangeCandidates, rangeSample } from "./calls/range-query.js";
+import { TrigramSamples } from "./calls/trigram-sample.js";
 import { feedbackCandidates } from "./calls/feedback-query.js";
 import { callWriteStatements, deleteCalls, runWriteStatements, updateDisplayName } from "./calls/write.js";
 import { type CostInput, type CostQuery, candidatePrices, costsOf, createCosts, purgeCosts, queryCosts } from "./costs.js";
@@ -64,6 +66,10 @@ export interface TraceCallStoreOptions {
   useTextIndex?: boolean;
   /** Narrow filters on a call's feedback to the calls that have feedback of that type (default true). */
   useFeedbackIndex?: boolean;
+  /** Narrow selective range filters on JSON paths through the range index (default true; tests compare with false). */
+  useRangeIndex?: boolean;
+  /** On PostgreSQL, look a long needle up by its rarest part (`calls/trigram-sample.ts`; default true). */
+  searchRarestPart?: boolean;
 }
 
 const MAX_TRACES_PER_BATCH = 1000;
@@ -74,6 +80,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   private readonly statistics: PlannerStatistics;
   private readonly commits: GroupCommit;
   private readonly options: TraceCallStoreOptions;
+  private readonly trigramSamples: TrigramSamples | undefined;
 
   constructor(
     private readonly store: Store,
@@ -83,7 +90,8 @@ export class SqlTraceCallStore implements TraceCallStore {
     this.sql = traceSql(store.dialect);
     this.statistics = new PlannerStatistics(store);
     this.commits = new GroupCommit((groups) => runWriteStatements(this.db, store.walCommit, groups));
-    this.options = { useLeafIndex: true, useTextIndex: true, useFeedbackIndex: true, ...options };
+    this.trigramSamples = store.dialect === "postgres" && options.searchRarestPart !== false ? new TrigramSamples(this.db) : undefined;
+    this.options = { useLeafIndex: true, useTextIndex: true, useFeedbackIndex: true, useRangeIndex: true, ...options };
   }
 
   async writeCalls(writes: CallWrite[]): Promise<void> {
@@ -130,7 +138,16 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   async countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }> {
     await this.statistics.beforeRead();
-    return countCalls(this.db, this.sql, q, limit, await this.candidates(q, limit));
+    const candidates = await this.candidates(q, limit);
+    if (!candidates && limit !== undefined && q.query && this.options.useRangeIndex) {
+      // A range too common to take whole: any limit + 1 of its calls that match prove "limit+".
+      const sample = await rangeSample(this.db, q.projectId, q.query, limit + 1);
+      if (sample) {
+        const counted = await countCalls(this.db, this.sql, q, limit, sample);
+        if (counted.hasMore) return counted;
+      }
+    }
+    return countCalls(this.db, this.sql, q, limit, candidates);
   }
 
   async totalStorageSize(q: CallsQuery): Promise<number> {
@@ -139,7 +156,7 @@ export class SqlTraceCallStore implements TraceCallStore {
 
   /**
    * The only calls a query can match, when an index finds few: the leaf index (a selective JSON
-   * equality), the feedback table (a filter on the call's feedback) or the text index (a
+   * equality), the range index (a selective range on a JSON path), the feedback table (a filter on the call's feedback) or the text index (a
    * `$contains` search); the fewest of them. Undefined otherwise (the query then reads the calls in
    * its index order).
    */
@@ -149,8 +166,9 @@ export class SqlTraceCallStore implements TraceCallStore {
     const max = candidateLimit(limit === null || limit === undefined ? limit : limit + (q.offset ?? 0));
     const sources: [boolean | undefined, (max: number) => Promise<string[] | undefined>][] = [
       [this.options.useLeafIndex, (most) => leafCandidates(this.db, this.store.dialect, q.projectId, query, most)],
+      [this.options.useRangeIndex, (most) => rangeCandidates(this.db, q.projectId, query, most)],
       [this.options.useFeedbackIndex, (most) => feedbackCandidates(this.db, q.projectId, query, most)],
-      [this.options.useTextIndex, (most) => textCandidates(this.db, this.store.dialect, q.projectId, query, most)],
+      [this.options.useTextIndex, (most) => textCandidates(this.db, this.store.dialect, q.projectId, query, most, this.trigramSamples)],
     ];
     let best: string[] | undefined;
     for (const [enabled, find] of sources) {

@@ -2,6 +2,7 @@ import type { Operand, Operation } from "../query/ast.js";
 import type { DialectName } from "../../db.js";
 import type { TraceDb } from "../call-tables.js";
 import { callsWithText, searchableNeedle } from "./text-index.js";
+import type { TrigramSamples } from "./trigram-sample.js";
 
 /** Fields whose text the text index holds: `$contains` on them (or on paths inside inputs/output) can use it. */
 const TEXT_FIELDS = new Set(["op_name", "display_name", "summary.weave.display_name", "summary.weave.trace_name", "inputs", "output"]);
@@ -52,12 +53,13 @@ function isOperation(operand: Operand): operand is Operation {
 /**
  * The ids of the calls that may match `operation`, when the text index narrows them to at most
  * `maxCandidates`; undefined when it cannot. Like leaf candidates, they may include calls the query
- * then rejects.
+ * then rejects. With `samples` (PostgreSQL), a long needle is looked up by its rarest part.
  */
-export async function textCandidates(db: TraceDb, dialect: DialectName, projectId: string, operation: Operation, maxCandidates: number): Promise<string[] | undefined> {
+export async function textCandidates(db: TraceDb, dialect: DialectName, projectId: string, operation: Operation, maxCandidates: number, samples?: TrigramSamples): Promise<string[] | undefined> {
   let best: Set<string> | undefined;
+  const searchPart = samples ? (needle: string) => samples.searchPart(projectId, needle) : undefined;
   for (const needles of indexedNeedleSets(dialect, operation)) {
-    const ids = await callsWithText(db, dialect, projectId, needles, maxCandidates);
+    const ids = await callsWithText(db, dialect, projectId, needles, maxCandidates, searchPart);
     if (ids && (!best || ids.length < best.size)) best = new Set(ids);
     if (best && best.size === 0) break;
   }

@@ -6,6 +6,9 @@ import type { TraceDb } from "../call-tables.js";
 import { nowTimestamp } from "../timestamps.js";
 import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";
 import { leafKeys } from "./leaf-keys.js";
+import { type NumberLeaf, numberLeaves } from "./number-leaves.js";
+import { type NumberRows, numberDeleteStatements, numberInsertStatements } from "./range-index.js";
+import { JSON_COLUMNS } from "./fields.js";
 import { jsonSearchText, type TextDocument, textInsertStatements } from "./text-index.js";
 import type { Committed } from "./group-commit.js";
 import { extractRefs } from "./refs.js";
@@ -27,14 +30,21 @@ interface CallRows {
   /** Leaf index keys of the call being added (see `leaf-keys.ts`). */
   keys: number[];
   leaves: LeafDocument[];
+  /** Numeric leaves of the call being added (see `number-leaves.ts`), and of every call. */
+  callNumbers: NumberLeaf[];
+  numbers: NumberRows[];
   /** Text index documents (see `text-index.ts`), one per stored part. */
   texts: TextDocument[];
 }
 
-/** Leaf index keys of one stored JSON column: of the value as stored, so of the placeholder when trimmed. */
+/**
+ * Leaf index keys and range index rows of one stored JSON column: of the value as stored, so of the
+ * placeholder when trimmed.
+ */
 function addLeaves(rows: CallRows, projectId: string, column: string, value: unknown, encoded: string, stored: string | null): void {
   const indexed = stored === encoded ? value : stored === null ? null : JSON.parse(stored);
   for (const key of leafKeys(projectId, column, indexed)) rows.keys.push(key);
+  for (const leaf of numberLeaves(column, indexed)) rows.callNumbers.push(leaf);
 }
 
 function startValues(rows: CallRows, start: CallStart, inputsText: string): unknown[] {
@@ -101,9 +111,10 @@ const END_ASSIGNMENTS = [...assign(END_COLUMNS), "trace_id = COALESCE(trace_call
  * cannot fit, before anything is written.
  */
 export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): CompiledQuery[] {
-  const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [], texts: [] };
+  const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [], callNumbers: [], numbers: [], texts: [] };
   for (const { start, end } of mergeWrites(writes)) {
     rows.keys = [];
+    rows.callNumbers = [];
     const inputsText = start ? encode(start.inputs) : "";
     const outputText = end ? encode(end.output) : "";
     if (start && end) rows.complete.push([...startValues(rows, start, inputsText), ...endValues(rows, end, outputText)]);
@@ -113,6 +124,7 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
     if (start && inputsText.includes("weave:///")) collectRefs(rows.refs, start.projectId, start.id, "input", start.inputs);
     if (end && outputText.includes("weave:///")) collectRefs(rows.refs, end.projectId, end.id, "output", end.output);
     rows.leaves.push({ callId: (start ?? end)!.id, keys: rows.keys });
+    if (rows.callNumbers.length > 0) rows.numbers.push({ projectId: (start ?? end)!.projectId, callId: (start ?? end)!.id, leaves: rows.callNumbers });
   }
   return [
     ...upsert(dialect, [...START_COLUMNS, ...END_COLUMNS], rows.complete, COMPLETE_ASSIGNMENTS),
@@ -120,6 +132,7 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
     ...upsert(dialect, END_ONLY_COLUMNS, rows.ends, END_ASSIGNMENTS),
     ...bulkInsert(dialect, "INSERT INTO trace_call_refs (project_id, call_id, direction, ref)", 4, rows.refs, "ON CONFLICT DO NOTHING"),
     ...leafInsertStatements(dialect, rows.leaves),
+    ...numberInsertStatements(dialect, rows.numbers),
     ...textInsertStatements(dialect, rows.texts),
   ];
 }
@@ -147,7 +160,7 @@ export async function updateDisplayName(db: TraceDb, dialect: DialectName, proje
   });
 }
 
-/** Soft-deletes the calls and all their descendants; returns how many calls were marked. */
+/** Soft-deletes the calls and all their descendants, and drops their range index rows; returns how many calls were marked. */
 export async function deleteCalls(db: TraceDb, dialect: DialectName, projectId: string, callIds: string[]): Promise<number> {
   if (callIds.length === 0) return 0;
   const text = `WITH RECURSIVE doomed(id) AS (
@@ -155,7 +168,17 @@ export async function deleteCalls(db: TraceDb, dialect: DialectName, projectId: 
       UNION
       SELECT c.id FROM trace_calls c JOIN doomed d ON c.parent_id = d.id WHERE c.project_id = ? AND c.deleted_at IS NULL AND c.op_name IS NOT NULL
     )
-    UPDATE trace_calls SET deleted_at = ? WHERE project_id = ? AND deleted_at IS NULL AND id IN (SELECT id FROM doomed)`;
-  const result = await db.executeQuery(rawStatement(dialect, text, [projectId, ...callIds, projectId, nowTimestamp(), projectId]));
-  return Number(result.numAffectedRows ?? 0);
+    UPDATE trace_calls SET deleted_at = ? WHERE project_id = ? AND deleted_at IS NULL AND id IN (SELECT id FROM doomed)
+    RETURNING id, ${JSON_COLUMNS.join(", ")}`;
+  return db.transaction().execute(async (trx) => {
+    const marked = await trx.executeQuery<Record<string, string | null>>(rawStatement(dialect, text, [projectId, ...callIds, projectId, nowTimestamp(), projectId]));
+    // The rows as written: the leaves of what each call stores now.
+    const documents: NumberRows[] = marked.rows.map((row) => ({
+      projectId,
+      callId: row.id!,
+      leaves: JSON_COLUMNS.flatMap((column) => (row[column] === null || row[column] === undefined ? [] : numberLeaves(column, JSON.parse(row[column]!)))),
+    }));
+    for (const statement of numberDeleteStatements(dialect, documents)) await trx.executeQuery(statement);
+    return marked.rows.length;
+  });
 }
