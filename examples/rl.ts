@@ -96,8 +96,8 @@ export const HIGHEST_TERM = 49;
  */
 export function threeTermScenarios(evalCount: number): { heldOut: Scenario[]; training: Scenario[] } {
   const all: Scenario[] = [];
-  for (let a = LOWEST_TERM; a <= HIGHEST_TERM; a++)
-    for (let b = LOWEST_TERM; b <= HIGHEST_TERM; b++) for (let c = LOWEST_TERM; c <= HIGHEST_TERM; c++) all.push({ question: `What is ${a} + ${b} + ${c}?`, answer: a + b + c });
+  const terms = Array.from({ length: HIGHEST_TERM - LOWEST_TERM + 1 }, (_, i) => LOWEST_TERM + i);
+  for (const a of terms) for (const b of terms) for (const c of terms) all.push({ question: `What is ${a} + ${b} + ${c}?`, answer: a + b + c });
   const random = seededRandom(2026);
   for (let i = all.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
