@@ -139,24 +139,16 @@ console.log(
   `Machine: ${cpu}, ${os.availableParallelism()} CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; llama.cpp from node-llama-cpp ${NODE_LLAMA_CPP_VERSION}${systemInfo ? ` (${systemInfo.trim().replace(/\s*\|\s*$/, "")})` : ""}.`,
 );
 console.log(`Load average (1/5/15 min): ${loadBefore.map((v) => v.toFixed(2)).join(" / ")} before, ${loadAfter.map((v) => v.toFixed(2)).join(" / ")} after.\n`);
-console.log(`Best of ${repeats} runs:\n`);
-for (const threads of threadCounts)
-  console.log(
-    markdownTable(
-      results.filter((r) => r.group === threads),
-      STREAMS,
-      "best",
-    ),
-    "\n",
-  );
-console.log(`Median of ${repeats} runs:\n`);
-for (const threads of threadCounts)
-  console.log(
-    markdownTable(
-      results.filter((r) => r.group === threads),
-      STREAMS,
-      "median",
-    ),
-    "\n",
-  );
+for (const statistic of ["best", "median"] as const) {
+  console.log(`${statistic === "best" ? "Best" : "Median"} of ${repeats} runs:\n`);
+  for (const threads of threadCounts)
+    console.log(
+      markdownTable(
+        results.filter((r) => r.group === threads),
+        STREAMS,
+        statistic,
+      ),
+      "\n",
+    );
+}
 for (const line of agreementLines(checks)) console.log(line);

@@ -17,6 +17,20 @@ namespace {
 // Chains over positions: enough independent accumulators (S·C) to keep both FMA pipes busy.
 constexpr int chains(int c) { return c >= 8 ? 1 : 8 / c; }
 
+// Adds the S accumulator chains of each of the C vectors into chain 0 in a fixed tree,
+// (0 + 1) + (2 + 3), so the result does not depend on how the work was split.
+template <int S, int C>
+FLYWHEEL_AVX512 inline void sum_chains(__m512 (&acc)[S][C]) {
+#pragma GCC unroll 16
+  for (int c = 0; c < C; c++) {
+    if constexpr (S == 4) {
+      acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
+    } else if constexpr (S == 2) {
+      acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
+    }
+  }
+}
+
 // The four sums of four 16-lane vectors: each folded to 8 lanes, then one transposing reduction.
 FLYWHEEL_AVX512 inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   const auto fold = [](__m512 v) FLYWHEEL_AVX512 { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))); };
@@ -135,15 +149,7 @@ FLYWHEEL_AVX512 void softmax_values(float* scores, const float* values, size_t s
 #pragma GCC unroll 16
     for (int c = 0; c < C; c++) acc[0][c] = _mm512_fmadd_ps(weight, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
   }
-  // The chains added in a fixed tree: (0 + 1) + (2 + 3).
-#pragma GCC unroll 16
-  for (int c = 0; c < C; c++) {
-    if constexpr (S == 4) {
-      acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
-    } else if constexpr (S == 2) {
-      acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
-    }
-  }
+  sum_chains(acc);
   const __m512 normalize = _mm512_set1_ps(inverse_sum);
 #pragma GCC unroll 16
   for (int c = 0; c < C; c++) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
@@ -374,15 +380,9 @@ FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
     }
     float* out = a.out + (query / a.heads) * a.row_stride + (query % a.heads) * hd;
     const __m512 normalize = _mm512_set1_ps(inverse[query]);
+    sum_chains(acc);
 #pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      if constexpr (S == 4) {
-        acc[0][c] = _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]), _mm512_add_ps(acc[2][c], acc[3][c]));
-      } else if constexpr (S == 2) {
-        acc[0][c] = _mm512_add_ps(acc[0][c], acc[1][c]);
-      }
-      _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
-    }
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(acc[0][c], normalize));
   }
 }
 
