@@ -13,7 +13,8 @@ import { createLoraAdapter } from "../../src/engine/lora/init.js";
 import { selectKernels } from "../../src/engine/kernels/select.js";
 import { loadModel } from "../../src/engine/model/load.js";
 import { IGNORE, type SftRow } from "../../src/engine/train/sft-tokenize.js";
-import { Trainer } from "../../src/engine/train/trainer.js";
+import { packSftBatch } from "../../src/engine/train/sft-packing.js";
+import { SFT_PACKED_TOKENS, Trainer } from "../../src/engine/train/trainer.js";
 import type { RowsSpec } from "./cases.js";
 
 const { values } = parseArgs({ options: { model: { type: "string" }, rows: { type: "string" } } });
@@ -33,11 +34,12 @@ const rows: SftRow[] = spec.rows.map((tokens) => {
 
 const runs = {
   step: () => trainer.sftStep({ rows, learningRate: spec.learningRate }).loss,
+  // The rows in one forward, as a step packs them (PyTorch's side scores them as one batch).
   score: () => {
     let sum = 0;
-    for (const row of rows) {
-      const { logprobs } = trainer.sequenceLogprobs(row.tokens);
-      for (let p = spec.promptLength - 1; p + 1 < row.tokens.length; p++) sum -= logprobs[p]!;
+    for (const packed of packSftBatch(rows, SFT_PACKED_TOKENS)) {
+      const { logprobs } = trainer.score(packed);
+      for (let p = 0; p < packed.sequence.length; p++) if (packed.mask[p]) sum -= logprobs[p]!;
     }
     return sum / (rows.length * completion);
   },

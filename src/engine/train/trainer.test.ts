@@ -83,6 +83,27 @@ describe("packSftBatch", () => {
   });
 });
 
+describe("Trainer.score", () => {
+  it("scores packed rows as each row alone: the same logprob and entropy at each trained position, bit for bit", () => {
+    const trainer = new Trainer(freshModel().transformer, "full");
+    const rows = rowsWithPrefix();
+    const [packed] = packSftBatch(rows, 64);
+    const { logprobs, entropies } = trainer.score(packed!);
+    let at = 0;
+    for (const row of rows) {
+      const alone = trainer.sequenceLogprobs(row.tokens);
+      for (let p = 0; p + 1 < row.tokens.length; p++) {
+        if (packed!.mask[at + p]) {
+          expect(logprobs[at + p]).toBe(alone.logprobs[p]);
+          expect(entropies[at + p]).toBe(alone.entropies[p]);
+        }
+      }
+      at += row.tokens.length;
+    }
+    expect(packed!.mask.reduce((sum, bit) => sum + bit, 0)).toBe(rows.reduce((sum, row) => sum + row.numTrainableTokens, 0));
+  });
+});
+
 describe("packSftRows", () => {
   it("lays out the prefix once and each row after it at its own positions", () => {
     const rows = rowsWithPrefix();

@@ -103,7 +103,15 @@ export class Trainer {
     const targets = new Int32Array(tokens.length);
     const mask = new Uint8Array(tokens.length);
     for (let p = 0; p + 1 < tokens.length; p++) [targets[p], mask[p]] = [tokens[p + 1]!, 1];
-    return this.model.forward(plainSequence(tokens), this.scoringAdapter(options), { targets, mask });
+    return this.score({ sequence: plainSequence(tokens), targets, mask }, options);
+  }
+
+  /**
+   * ℓ and entropy of a sequence's masked targets (index p scores targets[p]), with no gradient:
+   * SFT rows packed by `packSftBatch` score in one forward, as `sftStep` trains them.
+   */
+  score(sequence: SftSequence, options: LogprobsOptions = {}): TokenScores {
+    return this.model.forward(sequence.sequence, this.scoringAdapter(options), { targets: sequence.targets, mask: sequence.mask });
   }
 
   /**
