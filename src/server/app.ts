@@ -42,6 +42,8 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions["logger"];
   /** The built web UI (default: dist/ui of this package). */
   uiDir?: string;
+  /** Parse every successful answer with its route's documented schema; a mismatch is a 500 (the tests turn it on). */
+  checkResponses?: boolean;
 }
 
 export async function buildApp(services: AppServices, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -56,7 +58,7 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorate("services", services);
-  app.decorate("routeCatalog", new RouteCatalog());
+  app.decorate("routeCatalog", new RouteCatalog(options.checkResponses));
   // Only JSON is accepted by default; surfaces that take other media types add parsers in their scope.
   app.removeContentTypeParser("text/plain");
   installJsonBodyParser(app);

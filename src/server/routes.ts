@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { ErrorStyle } from "./errors.js";
+import { ApiError, type ErrorStyle } from "./errors.js";
 import { parseInput, RequestValidationError, type ValidationIssue } from "./validation.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
@@ -14,10 +14,21 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   body?: B;
   query?: Q;
   params?: P;
-  /** Response body schema, for the documentation only. */
+  /**
+   * The JSON body of a successful answer: documented in /openapi.json, and checked against every
+   * answer when the app is built with `checkResponses` (the tests).
+   */
   response?: z.ZodType;
-  /** With `stream: true` the 200 is server-sent events: the schema of each event's `data`, for the documentation only. */
+  /**
+   * The schema of each item of a streamed answer: each server-sent event's `data` (the chat
+   * surface's `stream: true`), or each line of JSON Lines (`streamFormat: "jsonl"`, checked like
+   * `response`).
+   */
   stream?: z.ZodType;
+  /** How `stream` items travel: server-sent events (the default) or JSON Lines. */
+  streamFormat?: "sse" | "jsonl";
+  /** A successful answer that is not JSON (bytes, text, an archive, or nothing): its media type and what it holds. */
+  rawResponse?: RawResponse;
   errorStyle?: ErrorStyle;
   /** Security scheme named in the documentation; undefined for public routes. */
   security?: "bearer" | "basic";
@@ -33,6 +44,12 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   bodyLimit?: number;
 }
 
+/** A non-JSON answer, as /openapi.json shows it; `mediaType: null` for an answer with no body. */
+export interface RawResponse {
+  mediaType: string | null;
+  description: string;
+}
+
 export interface RouteInput<B, Q, P> {
   body: B;
   query: Q;
@@ -41,14 +58,39 @@ export interface RouteInput<B, Q, P> {
 
 type Handler<B, Q, P> = (input: RouteInput<B, Q, P>, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** Every route defined through `defineRoute`, in definition order, for the OpenAPI document. */
+/**
+ * Every route defined through `defineRoute`, in definition order, for the OpenAPI document. With
+ * `checkResponses` (the tests turn it on) every successful JSON answer, and every line of a JSON
+ * Lines stream, is parsed with its route's schema, and one that does not match is a 500 naming
+ * the differences, so the schemas /openapi.json shows are proven by the whole suite.
+ */
 export class RouteCatalog {
   readonly routes: RouteSpec<z.ZodType, z.ZodType, z.ZodType>[] = [];
+  constructor(readonly checkResponses = false) {}
+}
+
+/** An answer that does not match the schema its route documents (only raised with `checkResponses`). */
+export class ResponseSchemaError extends ApiError {
+  constructor(route: string, what: string, error: z.ZodError) {
+    super(500, `The ${what} of ${route} does not match its documented schema: ${z.prettifyError(error)}`);
+  }
+}
+
+/** Throws ResponseSchemaError when `value` does not parse with `schema`. */
+function checkAgainst(schema: z.ZodType, value: unknown, route: string, what: string): void {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ResponseSchemaError(route, what, parsed.error);
 }
 
 declare module "fastify" {
   interface FastifyInstance {
     routeCatalog: RouteCatalog;
+  }
+  interface FastifyContextConfig {
+    /** With `checkResponses`: checks a part of a JSON answer written piece by piece (`{key: [rows]}` of one page). */
+    checkAnswer?: (value: unknown) => void;
+    /** With `checkResponses`: checks one line of a JSON Lines stream. */
+    checkStreamItem?: (item: unknown) => void;
   }
 }
 
@@ -59,11 +101,13 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
 ): void {
   const fullUrl = `${app.prefix}${spec.url}`;
   app.routeCatalog.routes.push({ ...spec, url: fullUrl } as RouteSpec<z.ZodType, z.ZodType, z.ZodType>);
+  const checks = app.routeCatalog.checkResponses ? responseChecks(spec, `${spec.method} ${fullUrl}`) : { config: {}, preSerialization: undefined };
   app.route({
     method: spec.method,
     url: spec.url,
-    config: { errorStyle: spec.errorStyle, ...(spec.prescan ? { prescan: spec.prescan } : {}) },
+    config: { errorStyle: spec.errorStyle, ...(spec.prescan ? { prescan: spec.prescan } : {}), ...checks.config },
     ...(spec.bodyLimit !== undefined ? { bodyLimit: spec.bodyLimit } : {}),
+    ...(checks.preSerialization ? { preSerialization: checks.preSerialization } : {}),
     handler: async (request, reply) => {
       spec.precheck?.(request.body);
       const input = parseRequest(spec, request);
@@ -72,6 +116,27 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
       return result;
     },
   });
+}
+
+/** The checks `checkResponses` adds to a route: its JSON answers, the pieces of a written one, its JSON Lines. */
+function responseChecks(spec: RouteSpec<z.ZodType, z.ZodType, z.ZodType>, route: string) {
+  const { response, stream } = spec;
+  const config: { checkAnswer?: (value: unknown) => void; checkStreamItem?: (item: unknown) => void } = {};
+  if (response) config.checkAnswer = (value) => checkAgainst(response, value, route, "answer");
+  if (stream && spec.streamFormat === "jsonl") config.checkStreamItem = (item) => checkAgainst(stream, item, route, "streamed line");
+  const preSerialization = response
+    ? (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+        // Only a successful answer has the route's shape; errors have their surface's.
+        if (reply.statusCode >= 300) return done(null, payload);
+        try {
+          checkAgainst(response, payload, route, "answer");
+        } catch (error) {
+          return done(error as Error);
+        }
+        done(null, payload);
+      }
+    : undefined;
+  return { config, preSerialization };
 }
 
 /** Validates path, query and body together so one 422 lists every problem, as FastAPI does. */
@@ -107,9 +172,13 @@ export function buildOpenApiDocument(catalog: RouteCatalog, info: { title: strin
     if (route.body) operation.requestBody = { required: true, content: { "application/json": { schema: toJsonSchema(route.body) } } };
     const content: Record<string, unknown> = {};
     if (route.response) content["application/json"] = { schema: toJsonSchema(route.response) };
-    if (route.stream) content["text/event-stream"] = { schema: { description: "Each server-sent event's data", ...toJsonSchema(route.stream) } };
+    if (route.stream) {
+      if (route.streamFormat === "jsonl") content["application/jsonl"] = { schema: { description: "Each line (JSON Lines)", ...toJsonSchema(route.stream) } };
+      else content["text/event-stream"] = { schema: { description: "Each server-sent event's data", ...toJsonSchema(route.stream) } };
+    }
+    if (route.rawResponse?.mediaType) content[route.rawResponse.mediaType] = { schema: { description: route.rawResponse.description } };
     operation.responses = {
-      "200": { description: "Successful response", ...(Object.keys(content).length > 0 ? { content } : {}) },
+      "200": { description: route.rawResponse && !route.rawResponse.mediaType ? route.rawResponse.description : "Successful response", ...(Object.keys(content).length > 0 ? { content } : {}) },
       "422": { description: "Validation error", content: { "application/json": { schema: { $ref: "#/components/schemas/HTTPValidationError" } } } },
     };
     if (route.security) operation.security = [{ [route.security === "bearer" ? "bearerAuth" : "basicAuth"]: [] }];

@@ -71,7 +71,8 @@ export async function startTestApp(dialect: DialectName, options: TestAppOptions
   const services: AppServices = { config, store, blobs: new LocalBlobStore(store.dataDir), catalog };
   const templatePool = engines ? createTemplatePool(config) : undefined;
   if (engines && templatePool) services.engines = { get: (id) => engines.get(id), renderChatTemplate: templateRendererOn(templatePool) };
-  const app = await buildApp(services, { uiDir: options.uiDir });
+  // Every answer the tests provoke is checked against the schema /openapi.json documents for it.
+  const app = await buildApp(services, { uiDir: options.uiDir, checkResponses: true });
   await app.ready();
   let worker: JobWorker | undefined;
   if (options.worker) {

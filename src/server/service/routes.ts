@@ -7,6 +7,24 @@ import { buildOpenApiDocument, defineRoute } from "../routes.js";
 
 const HealthRes = z.object({ status: z.literal("ok") });
 const VersionRes = z.object({ version: z.string() });
+const ServerInfoRes = z.object({
+  name: z.literal("flywheel"),
+  version: z.string(),
+  database: z.enum(["sqlite", "postgres"]),
+  base_models: z.array(z.string()).describe("Every model id chat completions serve: local ones and the upstreams'"),
+  upstream_models: z.array(z.string()),
+  trace_base_path: z.string(),
+  node: z.string(),
+  platform: z.string(),
+  cpus: z.int().min(1),
+});
+/** An OpenAPI 3.1 document; its operations are as `buildOpenApiDocument` writes them. */
+const OpenApiRes = z.object({
+  openapi: z.literal("3.1.0"),
+  info: z.object({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))),
+  components: z.object({ securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())), schemas: z.record(z.string(), z.record(z.string(), z.unknown())) }),
+});
 
 /**
  * Service routes: health, version and the OpenAPI document answer without a key; server info
@@ -24,11 +42,11 @@ export async function serviceRoutes(app: FastifyInstance): Promise<void> {
     serverInfoRoute(authed);
   });
 
-  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"] }, async () => buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }));
+  defineRoute(app, { method: "GET", url: "/openapi.json", summary: "This document", tags: ["service"], response: OpenApiRes }, async () => buildOpenApiDocument(app.routeCatalog, { title: "Flywheel", version: flywheelVersion }));
 }
 
 function serverInfoRoute(app: FastifyInstance): void {
-  defineRoute(app, { method: "GET", url: "/server_info", summary: "What this server runs on", tags: ["service"], security: "bearer" }, async () => {
+  defineRoute(app, { method: "GET", url: "/server_info", summary: "What this server runs on", tags: ["service"], response: ServerInfoRes, security: "bearer" }, async () => {
     const { store, catalog, config } = app.services;
     return {
       name: "flywheel",

@@ -18,7 +18,7 @@ import { type JobPlan, klReferenceOf } from "./job-plan.js";
 import { planJobInThread } from "./job-plan-in-thread.js";
 import { heldJob, remoteLease } from "./remote-lease.js";
 import { ThreadSlots } from "./thread-slots.js";
-import { AdapterParams, BaseModelFileQuery, BaseModelFilesRes, BaseModelQuery, WorkerJobParams, WorkerQuery } from "./schemas.js";
+import { AdapterParams, BaseModelFileQuery, BaseModelFilesRes, BaseModelQuery, FILE_BYTES, JobPlanRes, WorkerJobParams, WorkerQuery } from "./schemas.js";
 
 const tags = ["workers"];
 
@@ -45,7 +45,7 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "GET", url: "/jobs/:job_id/plan", summary: "A held job's optimizer steps: tokenized rows, learning rates, loss settings", tags, params: WorkerJobParams, query: WorkerQuery, security: "bearer" },
+    { method: "GET", url: "/jobs/:job_id/plan", summary: "A held job's optimizer steps: tokenized rows, learning rates, loss settings", tags, params: WorkerJobParams, query: WorkerQuery, response: JobPlanRes, security: "bearer" },
     async ({ params, query }, request, reply) => {
       const lease = remoteLease(app, request, params.job_id, query.worker);
       const job = await heldJob(app, lease);
@@ -71,6 +71,8 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
           },
           { memoryMb: config.jobs.planMemoryMb, slots: planSlots },
         );
+        // The thread sends the plan as JSON bytes; the tests' answer checks parse it back.
+        request.routeOptions.config.checkAnswer?.(JSON.parse(json.toString("utf8")));
         return reply.type("application/json; charset=utf-8").send(json);
       } catch (error) {
         if (error instanceof ApiError) throw error;
@@ -84,7 +86,16 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "GET", url: "/jobs/:job_id/adapters/:which/:name", summary: "A file of the adapter a held job starts from, or of its KL reference", tags, params: AdapterParams, query: WorkerQuery, security: "bearer" },
+    {
+      method: "GET",
+      url: "/jobs/:job_id/adapters/:which/:name",
+      summary: "A file of the adapter a held job starts from, or of its KL reference",
+      tags,
+      params: AdapterParams,
+      query: WorkerQuery,
+      rawResponse: FILE_BYTES,
+      security: "bearer",
+    },
     async ({ params, query }, request, reply) => {
       const job = await heldJob(app, remoteLease(app, request, params.job_id, query.worker));
       const model = await modelOf(job);
@@ -120,14 +131,18 @@ export async function planRoutes(app: FastifyInstance): Promise<void> {
     return { files };
   });
 
-  defineRoute(app, { method: "GET", url: "/base-models/file", summary: "One file of a served base model's directory", tags, query: BaseModelFileQuery, security: "bearer" }, async ({ query }, _request, reply) => {
-    const dir = baseModelDir(query.base_model);
-    if (query.name !== path.basename(query.name) || query.name.startsWith(".")) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
-    const file = path.join(dir, query.name);
-    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
-    reply.header("content-length", fs.statSync(file).size);
-    return reply.type("application/octet-stream").send(fs.createReadStream(file));
-  });
+  defineRoute(
+    app,
+    { method: "GET", url: "/base-models/file", summary: "One file of a served base model's directory", tags, query: BaseModelFileQuery, rawResponse: FILE_BYTES, security: "bearer" },
+    async ({ query }, _request, reply) => {
+      const dir = baseModelDir(query.base_model);
+      if (query.name !== path.basename(query.name) || query.name.startsWith(".")) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
+      const file = path.join(dir, query.name);
+      if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw notFound(`Base model '${query.base_model}' has no file '${query.name}'`);
+      reply.header("content-length", fs.statSync(file).size);
+      return reply.type("application/octet-stream").send(fs.createReadStream(file));
+    },
+  );
 
   async function checkpointFiles(modelId: string, step: number): Promise<Record<string, string> | null> {
     const row = await getCheckpointByStep(db, modelId, step);

@@ -10,7 +10,7 @@ import { checkGradientStep, checkStarted, finiteMetrics, type TrainerProgress, T
 import { ApiError, notFound } from "../errors.js";
 import { defineRoute } from "../routes.js";
 import { leaseLost, remoteLease } from "./remote-lease.js";
-import { EventReq, EventRes, FailReq, HeartbeatReq, HeartbeatRes, ReleaseReq, ReleaseRes, WorkerJobParams } from "./schemas.js";
+import { EventReq, EventRes, FailReq, FailRes, HeartbeatReq, HeartbeatRes, ReleaseReq, ReleaseRes, WorkerJobParams } from "./schemas.js";
 
 const tags = ["workers"];
 
@@ -69,7 +69,7 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
 
   defineRoute(
     app,
-    { method: "POST", url: "/jobs/:job_id/fail", summary: "End a held job as failed with one training_failed event", tags, params: WorkerJobParams, body: FailReq, security: "bearer" },
+    { method: "POST", url: "/jobs/:job_id/fail", summary: "End a held job as failed with one training_failed event", tags, params: WorkerJobParams, body: FailReq, response: FailRes, security: "bearer" },
     async ({ params, body }, request) => {
       const lease = remoteLease(app, request, params.job_id, body.worker);
       try {

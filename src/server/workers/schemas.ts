@@ -62,3 +62,49 @@ export const AdapterParams = WorkerJobParams.extend({ which: z.enum(["start", "r
 export const BaseModelQuery = z.object({ base_model: z.string().min(1).max(300) });
 export const BaseModelFileQuery = BaseModelQuery.extend({ name: z.string().min(1).max(300) });
 export const BaseModelFilesRes = z.object({ files: z.array(z.object({ name: z.string(), size: z.number().int() })) });
+
+/** One packed RL row of a plan: token-aligned arrays of the same length. */
+const PlanRowRes = z.object({
+  tokens: z.array(z.int()),
+  group_ids: z.array(z.int()),
+  parent_ids: z.array(z.int()),
+  input_pos: z.array(z.int()),
+  assistant_mask: z.array(z.int()),
+  logprobs: z.array(z.number().nullable()),
+  advantages: z.array(z.number()),
+  weights: z.array(z.number()),
+});
+
+/** A held job's plan (`JobPlan`): what a remote trainer runs, step by step. */
+export const JobPlanRes = z.object({
+  job_id: z.string(),
+  kind: z.enum(["rl", "sft"]),
+  base_model: z.string(),
+  base_step: z.int().min(0),
+  kl_reference: z.enum(["base", "adapter"]).nullable(),
+  rl: z
+    .object({
+      loss: z.object({
+        objective: z.enum(["cispo", "ppo"]),
+        epsilon: z.number(),
+        epsilonHigh: z.number(),
+        importanceSamplingLevel: z.enum(["token", "sequence", "average", "geometric_average"]),
+        maxImportanceSamplingWeight: z.number().nullable(),
+        maskProbRatio: z.boolean(),
+        kimiK2Tau: z.number().nullable(),
+        klPenaltyCoef: z.number(),
+        klPenaltySource: z.enum(["current_learner", "sample"]),
+        truncatedImportanceSampling: z.number().nullable(),
+      }),
+      precalculate_logprobs: z.boolean(),
+      group_counts: z.record(z.string(), z.int()),
+      steps: z.array(z.object({ learning_rate: z.number(), row: PlanRowRes })),
+    })
+    .optional(),
+  sft: z.object({ steps: z.array(z.object({ learning_rate: z.number(), rows: z.array(z.object({ tokens: z.array(z.int()), labels: z.array(z.int()) })) })) }).optional(),
+});
+
+export const FailRes = z.object({ status: z.literal("failed") });
+
+/** Files a worker downloads as they are stored. */
+export const FILE_BYTES = { mediaType: "application/octet-stream", description: "The file's bytes" };

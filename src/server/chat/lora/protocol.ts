@@ -9,3 +9,6 @@ export const LoadLoraReq = z.object({
 });
 
 export const UnloadLoraReq = z.object({ lora_name: z.string().min(1), lora_int_id: z.number().int().nullish() });
+
+/** Both answer a sentence of plain text, as vLLM does. */
+export const LORA_ANSWER = { mediaType: "text/plain", description: "`Success: LoRA adapter '<name>' added (or removed) successfully.`" };

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { principalOf } from "../../auth.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
-import { LoadLoraReq, UnloadLoraReq } from "./protocol.js";
+import { LoadLoraReq, LORA_ANSWER, UnloadLoraReq } from "./protocol.js";
 import type { RuntimeAdapters } from "./runtime-adapters.js";
 
 /**
@@ -18,7 +18,16 @@ export function loraRoutes(app: FastifyInstance, adapters: RuntimeAdapters): voi
 
   defineRoute(
     app,
-    { method: "POST", url: "/load_lora_adapter", summary: "Load a PEFT LoRA adapter from a directory and serve it as `lora_name` (vLLM)", tags: ["chat"], body: LoadLoraReq, errorStyle: "openai", security: "bearer" },
+    {
+      method: "POST",
+      url: "/load_lora_adapter",
+      summary: "Load a PEFT LoRA adapter from a directory and serve it as `lora_name` (vLLM)",
+      tags: ["chat"],
+      body: LoadLoraReq,
+      rawResponse: LORA_ANSWER,
+      errorStyle: "openai",
+      security: "bearer",
+    },
     async ({ body }, request, reply) => {
       requireEnabled();
       adapters.load(principalOf(request).entity, body.lora_name, body.lora_path, catalog, body.load_inplace);
@@ -28,7 +37,7 @@ export function loraRoutes(app: FastifyInstance, adapters: RuntimeAdapters): voi
 
   defineRoute(
     app,
-    { method: "POST", url: "/unload_lora_adapter", summary: "Stop serving a LoRA adapter loaded at run time (vLLM)", tags: ["chat"], body: UnloadLoraReq, errorStyle: "openai", security: "bearer" },
+    { method: "POST", url: "/unload_lora_adapter", summary: "Stop serving a LoRA adapter loaded at run time (vLLM)", tags: ["chat"], body: UnloadLoraReq, rawResponse: LORA_ANSWER, errorStyle: "openai", security: "bearer" },
     async ({ body }, request, reply) => {
       requireEnabled();
       adapters.unload(principalOf(request).entity, body.lora_name);

@@ -8,7 +8,7 @@ import { findModelByName, findModelsNamed, type ModelRow } from "../../../store/
 import type { Database } from "../../../store/schema.js";
 import { ApiError } from "../../errors.js";
 import { chatRuleError, modelNotFound } from "../common/chat-errors.js";
-import { type ModelName, parseModelName, type TrainedModelName } from "./model-names.js";
+import { type ModelName, parseModelName, type TrainedModelName } from "../../model-names.js";
 
 /** What a request's `model` resolves to: the base weights the engine runs, plus an adapter for trained models. */
 export interface ResolvedModel {

@@ -1,5 +1,5 @@
 import type { UpstreamConfig } from "../../../config-upstreams.js";
-import { parseModelName } from "../models/model-names.js";
+import { parseModelName } from "../../model-names.js";
 import { resolveModel } from "../models/model-resolver.js";
 import type { PrepareContext } from "../pipeline/prepare.js";
 import type { UpstreamTarget } from "./forward.js";

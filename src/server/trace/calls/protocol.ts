@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdList, JsonObject, ProjectId, SortByList, Timestamp, TraceId } from "../common/schemas.js";
+import { EmptyRes, IdList, JsonObject, ProjectId, SortByList, Timestamp, TraceId } from "../common/schemas.js";
 import { zQuery } from "../common/query-schema.js";
 
 /**
@@ -178,4 +178,110 @@ export const ThreadsQueryReq = z.object({
   limit: z.int().min(0).nullish(),
   offset: z.int().min(0).nullish(),
   sort_by: SortByList.nullish(),
+});
+
+/* Answers (`docs/api/trace.md#calls`). */
+
+export const CallStartRes = z.object({ id: z.string(), trace_id: z.string() });
+export type CallStartResponse = z.output<typeof CallStartRes>;
+
+/** One entry per batch item, in order: `{id, trace_id}` for a start, `{}` for an end. */
+export const CallUpsertBatchRes = z.object({ res: z.array(z.union([CallStartRes, EmptyRes])) });
+export type CallUpsertBatchResponse = z.output<typeof CallUpsertBatchRes>;
+
+export const CallsDeleteRes = z.object({ num_deleted: z.int().min(0) });
+
+/** A call's summary as read: what was stored plus the derived `weave` part (status, latency, costs, feedback). */
+const CallSummary = z.looseObject({
+  weave: z
+    .looseObject({
+      status: z.enum(["success", "error", "running", "descendant_error"]).optional(),
+      trace_name: z.string().optional(),
+      latency_ms: z.number().optional(),
+      display_name: z.string().optional(),
+      costs: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+      feedback: z.array(z.record(z.string(), z.unknown())).optional(),
+    })
+    .optional(),
+});
+
+const NullableString = z.string().nullable().optional();
+const NullableInt = z.number().nullable().optional();
+
+/**
+ * A call as read (`CallSchema`). With `columns` only the asked-for columns are present besides the
+ * five that always are; `inputs`, `output` and `attributes` are the caller's free-form JSON.
+ */
+export const CallSchemaRes = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  op_name: z.string(),
+  trace_id: z.string(),
+  started_at: z.string(),
+  display_name: NullableString,
+  parent_id: NullableString,
+  thread_id: NullableString,
+  turn_id: NullableString,
+  attributes: z.record(z.string(), z.unknown()).optional(),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  ended_at: NullableString,
+  exception: NullableString,
+  output: z.unknown().optional(),
+  summary: CallSummary.optional(),
+  wb_user_id: NullableString,
+  wb_username: z.string().optional().describe("Only with include_usernames"),
+  wb_run_id: NullableString,
+  wb_run_step: NullableInt,
+  wb_run_step_end: NullableInt,
+  deleted_at: NullableString,
+  storage_size_bytes: NullableInt,
+  total_storage_size_bytes: NullableInt,
+});
+
+export const CallReadRes = z.object({ call: CallSchemaRes.nullable().describe("null when no such call (or it was deleted)") });
+export const CallsQueryRes = z.object({ calls: z.array(CallSchemaRes) });
+
+export const CallsQueryStatsRes = z.object({ count: z.int().min(0), has_more: z.boolean(), total_storage_size_bytes: z.number().nullable().optional() });
+export type CallsQueryStatsResponse = z.output<typeof CallsQueryStatsRes>;
+
+/** Token counts of a call with its descendants, per model; costs are null unless `include_costs`. */
+const AggregatedUsage = z.object({
+  requests: z.number(),
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+  cache_read_input_tokens: z.number(),
+  cache_creation_input_tokens: z.number(),
+  prompt_tokens_total_cost: z.number().nullable(),
+  completion_tokens_total_cost: z.number().nullable(),
+  cache_read_input_tokens_total_cost: z.number().nullable(),
+  cache_creation_input_tokens_total_cost: z.number().nullable(),
+});
+
+export const CallsUsageRes = z.object({
+  call_usage: z.record(z.string(), z.record(z.string(), AggregatedUsage)).describe("call id → model → usage"),
+  unfinished_call_ids: z.array(z.string()),
+});
+
+/** One time bucket: `timestamp` (and `model` for usage), `count`, and `<agg>_<metric>` / `p<NN>_<metric>` values. */
+const StatsBucket = z.object({ timestamp: z.string() }).catchall(z.union([z.string(), z.number(), z.null()]));
+
+export const CallStatsRes = z.object({
+  start: z.string(),
+  end: z.string(),
+  granularity: z.number(),
+  timezone: z.string(),
+  usage_buckets: z.array(StatsBucket),
+  call_buckets: z.array(StatsBucket),
+});
+
+export const ThreadRes = z.object({
+  thread_id: z.string(),
+  turn_count: z.int().min(0),
+  start_time: z.string(),
+  last_updated: z.string(),
+  first_turn_id: z.string().nullable(),
+  last_turn_id: z.string().nullable(),
+  p50_turn_duration_ms: z.number().nullable(),
+  p99_turn_duration_ms: z.number().nullable(),
 });

@@ -4,7 +4,24 @@ import type { CallSchema, CallsQuery } from "../../../store/trace/calls/types.js
 import { ApiError } from "../../errors.js";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { defineRoute } from "../../routes.js";
-import { CallReadReq, type CallsQueryBody, CallsQueryReq, CallsQueryStatsReq, CallStatsReq, CallsUsageReq, ThreadsQueryReq, TraceUsageReq } from "./protocol.js";
+import {
+  CallReadReq,
+  CallReadRes,
+  CallSchemaRes,
+  type CallsQueryBody,
+  CallsQueryReq,
+  CallsQueryRes,
+  CallsQueryStatsReq,
+  CallsQueryStatsRes,
+  type CallsQueryStatsResponse,
+  CallStatsReq,
+  CallStatsRes,
+  CallsUsageReq,
+  CallsUsageRes,
+  ThreadRes,
+  ThreadsQueryReq,
+  TraceUsageReq,
+} from "./protocol.js";
 import { sendJsonArrayObject } from "../common/json-array.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { resolveProject } from "../common/project.js";
@@ -57,7 +74,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     }
   }
 
-  defineRoute(app, { method: "POST", url: "/calls/stream_query", summary: "Query calls (JSON Lines)", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
+  defineRoute(app, { method: "POST", url: "/calls/stream_query", summary: "Query calls (JSON Lines)", body: CallsQueryReq, stream: CallSchemaRes, streamFormat: "jsonl", ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
     const pages = callPages(body);
     // The first page is read before any byte is sent, so a bad query still gets a normal error.
@@ -72,7 +89,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
   });
 
   // The same rows as one JSON object, written page by page rather than built whole in memory.
-  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, ...common }, async ({ body }, request, reply) => {
+  defineRoute(app, { method: "POST", url: "/calls/query", summary: "Query calls", body: CallsQueryReq, response: CallsQueryRes, ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
     const pages = callPages(body);
     const first = await pages.next();
@@ -84,7 +101,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     return sendJsonArrayObject(request, reply, "calls", all(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
   });
 
-  defineRoute(app, { method: "POST", url: "/call/read", summary: "Read one call", body: CallReadReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/call/read", summary: "Read one call", body: CallReadReq, response: CallReadRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     const query: CallsQuery = {
       projectId: body.project_id,
@@ -98,27 +115,27 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     return { call: null };
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/query_stats", summary: "Count calls", body: CallsQueryStatsReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/query_stats", summary: "Count calls", body: CallsQueryStatsReq, response: CallsQueryStatsRes, ...common }, async ({ body }, request): Promise<CallsQueryStatsResponse> => {
     resolveProject(request, body.project_id);
     if (body.limit !== null && body.limit !== undefined && body.limit < 1) throw new ApiError(400, "Limit must be a positive integer");
     const query: CallsQuery = { projectId: body.project_id, filter: body.filter, query: body.query?.$expr };
     const { count, hasMore } = await calls.countCalls(query, body.limit ?? undefined);
-    const res: Record<string, unknown> = { count, has_more: hasMore };
+    const res: CallsQueryStatsResponse = { count, has_more: hasMore };
     if (body.include_total_storage_size) res.total_storage_size_bytes = await calls.totalStorageSize(query);
     return res;
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/usage", summary: "Token usage of calls with their descendants", body: CallsUsageReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/usage", summary: "Token usage of calls with their descendants", body: CallsUsageReq, response: CallsUsageRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     return calls.callsUsage({ projectId: body.project_id, callIds: body.call_ids, includeCosts: body.include_costs === true, limit: body.limit ?? DEFAULT_USAGE_LIMIT });
   });
 
-  defineRoute(app, { method: "POST", url: "/trace/usage", summary: "Token usage of every matching call", body: TraceUsageReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/trace/usage", summary: "Token usage of every matching call", body: TraceUsageReq, response: CallsUsageRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     return calls.traceUsage({ projectId: body.project_id, filter: body.filter, query: body.query?.$expr, includeCosts: body.include_costs === true, limit: body.limit ?? DEFAULT_USAGE_LIMIT });
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/stats", summary: "Time-bucketed call metrics", body: CallStatsReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/stats", summary: "Time-bucketed call metrics", body: CallStatsReq, response: CallStatsRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     return calls.callStats({
       projectId: body.project_id,
@@ -132,17 +149,21 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
     });
   });
 
-  defineRoute(app, { method: "POST", url: "/threads/stream_query", summary: "Query threads (JSON Lines)", body: ThreadsQueryReq, ...common }, async ({ body }, request: FastifyRequest, reply) => {
-    resolveProject(request, body.project_id);
-    const threads = await calls.queryThreads({
-      projectId: body.project_id,
-      afterDatetime: body.filter?.after_datetime,
-      beforeDatetime: body.filter?.before_datetime,
-      threadIds: body.filter?.thread_ids,
-      sortBy: body.sort_by,
-      limit: body.limit,
-      offset: body.offset,
-    });
-    return sendJsonLines(request, reply, threads);
-  });
+  defineRoute(
+    app,
+    { method: "POST", url: "/threads/stream_query", summary: "Query threads (JSON Lines)", body: ThreadsQueryReq, stream: ThreadRes, streamFormat: "jsonl", ...common },
+    async ({ body }, request: FastifyRequest, reply) => {
+      resolveProject(request, body.project_id);
+      const threads = await calls.queryThreads({
+        projectId: body.project_id,
+        afterDatetime: body.filter?.after_datetime,
+        beforeDatetime: body.filter?.before_datetime,
+        threadIds: body.filter?.thread_ids,
+        sortBy: body.sort_by,
+        limit: body.limit,
+        offset: body.offset,
+      });
+      return sendJsonLines(request, reply, threads);
+    },
+  );
 }

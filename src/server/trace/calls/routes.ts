@@ -4,10 +4,24 @@ import type { CallEnd, CallStart, CallWrite } from "../../../store/trace/calls/t
 import { uuidv7 } from "../../../store/trace/ids.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
-import { CallCreateBatchReq, CallEndReq, CallsCompleteReq, CallsDeleteReq, CallStartReq, CallUpdateReq, type EndedCall, type StartedCall } from "./protocol.js";
+import {
+  CallCreateBatchReq,
+  CallEndReq,
+  CallStartReq,
+  CallStartRes,
+  type CallStartResponse,
+  CallsCompleteReq,
+  CallsDeleteReq,
+  CallsDeleteRes,
+  CallUpdateReq,
+  CallUpsertBatchRes,
+  type CallUpsertBatchResponse,
+  type EndedCall,
+  type StartedCall,
+} from "./protocol.js";
 import { quickCallEnd, quickCallStart } from "./call-parts.js";
 import { pathProject, resolveProject, traceUserId } from "../common/project.js";
-import { parseBodyPart } from "../common/schemas.js";
+import { EmptyRes, parseBodyPart } from "../common/schemas.js";
 import { traceRoute } from "../common/scope.js";
 import type { TraceServices } from "../../../trace/services.js";
 
@@ -64,7 +78,7 @@ export async function callRoutes(app: FastifyInstance, options: { trace: TraceSe
   const { calls } = options.trace;
   const common = traceRoute("calls");
 
-  const start = async (request: FastifyRequest, body: z.output<typeof CallStartReq>) => {
+  const start = async (request: FastifyRequest, body: z.output<typeof CallStartReq>): Promise<CallStartResponse> => {
     checkProjects(request, [body.start.project_id]);
     const call = toCallStart(body.start, traceUserId(request));
     await calls.writeCalls([{ start: call }]);
@@ -76,34 +90,38 @@ export async function callRoutes(app: FastifyInstance, options: { trace: TraceSe
     return {};
   };
 
-  defineRoute(app, { method: "POST", url: "/call/start", summary: "Start a call", body: CallStartReq, ...common }, async ({ body }, request) => start(request, body));
-  defineRoute(app, { method: "POST", url: "/call/end", summary: "End a call", body: CallEndReq, ...common }, async ({ body }, request) => end(request, body));
+  defineRoute(app, { method: "POST", url: "/call/start", summary: "Start a call", body: CallStartReq, response: CallStartRes, ...common }, async ({ body }, request) => start(request, body));
+  defineRoute(app, { method: "POST", url: "/call/end", summary: "End a call", body: CallEndReq, response: EmptyRes, ...common }, async ({ body }, request) => end(request, body));
 
-  defineRoute(app, { method: "POST", url: "/call/upsert_batch", summary: "Start and end calls in one request", body: CallCreateBatchReq, ...common }, async ({ body }, request) => {
-    const writes: CallWrite[] = [];
-    const results: Record<string, string>[] = [];
-    const wbUserId = traceUserId(request);
-    body.batch.forEach((item, index) => {
-      if (item.mode === "start") {
-        const call = quickCallStart(item.req, wbUserId) ?? toCallStart(parseBodyPart(CallStartReq, item.req, ["batch", index, "req"]).start, wbUserId);
-        writes.push({ start: call });
-        results.push({ id: call.id, trace_id: call.traceId });
-      } else if (item.mode === "end") {
-        writes.push({ end: quickCallEnd(item.req) ?? toCallEnd(parseBodyPart(CallEndReq, item.req, ["batch", index, "req"]).end) });
-        results.push({});
-      } else {
-        throw new ApiError(400, `Invalid mode '${item.mode}' in batch item ${index}: expected 'start' or 'end'`);
-      }
-    });
-    checkProjects(
-      request,
-      writes.map((write) => (write.start ?? write.end)!.projectId),
-    );
-    await calls.writeCalls(writes);
-    return { res: results };
-  });
+  defineRoute(
+    app,
+    { method: "POST", url: "/call/upsert_batch", summary: "Start and end calls in one request", body: CallCreateBatchReq, response: CallUpsertBatchRes, ...common },
+    async ({ body }, request): Promise<CallUpsertBatchResponse> => {
+      const writes: CallWrite[] = [];
+      const results: CallUpsertBatchResponse["res"] = [];
+      const wbUserId = traceUserId(request);
+      body.batch.forEach((item, index) => {
+        if (item.mode === "start") {
+          const call = quickCallStart(item.req, wbUserId) ?? toCallStart(parseBodyPart(CallStartReq, item.req, ["batch", index, "req"]).start, wbUserId);
+          writes.push({ start: call });
+          results.push({ id: call.id, trace_id: call.traceId });
+        } else if (item.mode === "end") {
+          writes.push({ end: quickCallEnd(item.req) ?? toCallEnd(parseBodyPart(CallEndReq, item.req, ["batch", index, "req"]).end) });
+          results.push({});
+        } else {
+          throw new ApiError(400, `Invalid mode '${item.mode}' in batch item ${index}: expected 'start' or 'end'`);
+        }
+      });
+      checkProjects(
+        request,
+        writes.map((write) => (write.start ?? write.end)!.projectId),
+      );
+      await calls.writeCalls(writes);
+      return { res: results };
+    },
+  );
 
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/calls/complete", summary: "Store complete calls", params: V2Params, body: CallsCompleteReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/calls/complete", summary: "Store complete calls", params: V2Params, body: CallsCompleteReq, response: EmptyRes, ...common }, async ({ params, body }, request) => {
     checkPathProject(
       request,
       params,
@@ -113,23 +131,23 @@ export async function callRoutes(app: FastifyInstance, options: { trace: TraceSe
     await calls.writeCalls(body.batch.map((call) => ({ start: toCallStart(call, wbUserId), end: toCallEnd(call) })));
     return {};
   });
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/start", summary: "Start a call", params: V2Params, body: CallStartReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/start", summary: "Start a call", params: V2Params, body: CallStartReq, response: CallStartRes, ...common }, async ({ params, body }, request) => {
     checkPathProject(request, params, [body.start.project_id]);
     return start(request, body);
   });
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/end", summary: "End a call", params: V2Params, body: CallEndReq, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/call/end", summary: "End a call", params: V2Params, body: CallEndReq, response: EmptyRes, ...common }, async ({ params, body }, request) => {
     checkPathProject(request, params, [body.end.project_id]);
     return end(request, body);
   });
 
-  defineRoute(app, { method: "POST", url: "/call/update", summary: "Rename a call", body: CallUpdateReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/call/update", summary: "Rename a call", body: CallUpdateReq, response: EmptyRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     if (body.display_name === null || body.display_name === undefined) throw new ApiError(400, "One of [display_name] is required for call update");
     await calls.updateDisplayName(body.project_id, body.call_id, body.display_name);
     return {};
   });
 
-  defineRoute(app, { method: "POST", url: "/calls/delete", summary: "Delete calls and their descendants", body: CallsDeleteReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/delete", summary: "Delete calls and their descendants", body: CallsDeleteReq, response: CallsDeleteRes, ...common }, async ({ body }, request) => {
     resolveProject(request, body.project_id);
     if (body.call_ids.length > MAX_DELETE_CALLS) {
       throw new ApiError(400, `Cannot delete more than ${MAX_DELETE_CALLS} calls at once (got ${body.call_ids.length})`);

@@ -17,7 +17,9 @@ export async function sendJsonArrayObject(request: FastifyRequest, reply: Fastif
     await write(`{${JSON.stringify(key)}:[`);
     let separator = "";
     const turns = new TurnBudget();
+    const check = request.routeOptions.config.checkAnswer;
     for await (const page of pages) {
+      check?.({ [key]: page });
       let chunk = "";
       for (const row of page) {
         await turns.spend();

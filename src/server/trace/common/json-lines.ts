@@ -6,7 +6,8 @@ import { TurnBudget } from "../../../store/event-loop-turns.js";
  * the request's Accept header (default application/jsonl). Rows are written as they come, so a
  * large result never sits in memory whole, and the event loop is handed back every few
  * milliseconds. `serialize` renders one row (JSON.stringify by default).
- * An error after the first byte can no longer become an error response, so it ends the connection.
+ * An error after the first byte can no longer become an error response, so it ends the connection
+ * (as does a row that does not match the route's documented `stream` schema, when the app checks answers).
  */
 export async function sendJsonLines(request: FastifyRequest, reply: FastifyReply, rows: AsyncIterable<unknown> | Iterable<unknown>, serialize: (row: unknown) => string = JSON.stringify): Promise<FastifyReply> {
   const accept = request.headers.accept;
@@ -15,9 +16,11 @@ export async function sendJsonLines(request: FastifyRequest, reply: FastifyReply
   const raw = reply.raw;
   raw.writeHead(200, { "content-type": mediaType });
   const turns = new TurnBudget();
+  const check = request.routeOptions.config.checkStreamItem;
   try {
     for await (const row of rows) {
       await turns.spend();
+      check?.(row);
       if (!raw.write(`${serialize(row)}\n`)) await new Promise((resolve) => raw.once("drain", resolve));
     }
     raw.end();

@@ -59,6 +59,9 @@ export const Timestamp = z
   })
   .describe("ISO-8601 date-time");
 
+/** `{}`: the answer of a write that has nothing to report. */
+export const EmptyRes = z.object({}).strict();
+
 /** Parses a nested part of the body so that 422 locations point at it (`["body", ...prefix, ...]`). */
 export function parseBodyPart<S extends z.ZodType>(schema: S, value: unknown, prefix: (string | number)[]): z.output<S> {
   try {

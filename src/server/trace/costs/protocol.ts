@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { zQuery } from "../common/query-schema.js";
-import { ProjectId, SortByList, Timestamp, TraceId } from "../common/schemas.js";
+import { EmptyRes, ProjectId, SortByList, Timestamp, TraceId } from "../common/schemas.js";
 
 /** Per-project LLM token prices (`docs/api/trace.md#costs`): requests and answers. */
 
@@ -60,4 +60,4 @@ const CostRow = z
 export const CostQueryRes = z.object({ results: z.array(CostRow) });
 export type CostQueryResponse = z.output<typeof CostQueryRes>;
 
-export const CostPurgeRes = z.object({});
+export const CostPurgeRes = EmptyRes;

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { z } from "zod";
 import { TraceNotFound } from "../../../store/trace/errors.js";
 import { readCalls } from "../../../trace/evaluations/call-writes.js";
 import { evaluationStatus } from "../../../trace/evaluations/status.js";
@@ -9,7 +8,8 @@ import { checkChatModel, chatRequestOf, completeChat } from "../../chat/completi
 import type { PrepareContext } from "../../chat/pipeline/prepare.js";
 import { defineRoute } from "../../routes.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-import { ProjectId, StringList } from "../common/schemas.js";
+import { EmptyRes } from "../common/schemas.js";
+import { CallsScoreReq, EvaluateModelReq, EvaluateModelRes, EvaluationStatusReq, EvaluationStatusRes } from "./protocol.js";
 import { traceRoute } from "../common/scope.js";
 import { scoreCalls } from "./call-scoring.js";
 import { BackgroundJobs } from "./jobs.js";
@@ -18,10 +18,6 @@ import { loadEvaluationPlan, loadScorers } from "./plan.js";
 import { CallRecorder } from "./recorder.js";
 import { runEvaluation, startEvaluation } from "./runner.js";
 import type { Scorer } from "./scorers.js";
-
-const EvaluateModelReq = z.object({ project_id: ProjectId, evaluation_ref: z.string().describe("Evaluation ref"), model_ref: z.string().describe("LLMStructuredCompletionModel ref, or a model this server serves") });
-const EvaluationStatusReq = z.object({ project_id: ProjectId, call_id: z.string() });
-const CallsScoreReq = z.object({ project_id: ProjectId, call_ids: StringList.min(1).max(1000), scorer_refs: StringList.min(1).max(100) });
 
 /**
  * Evaluations run by the server on its own engine (`docs/api/trace.md#evaluations`;
@@ -49,7 +45,7 @@ export async function evaluationRoutes(app: FastifyInstance, options: { trace: T
   };
   const judgeModels = (scorers: Scorer[]) => scorers.flatMap((scorer) => (scorer.kind === "judge" ? [scorer.model] : []));
 
-  defineRoute(app, { method: "POST", url: "/evaluations/evaluate_model", summary: "Run a stored evaluation against a served model", body: EvaluateModelReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/evaluations/evaluate_model", summary: "Run a stored evaluation against a served model", body: EvaluateModelReq, response: EvaluateModelRes, ...common }, async ({ body }, request) => {
     const { projectId, entity } = resolveProject(request, body.project_id);
     const plan = await loadEvaluationPlan(trace, entity, body.evaluation_ref, body.model_ref);
     const { recorder, checkModels } = recorderFor(request, projectId);
@@ -59,11 +55,11 @@ export async function evaluationRoutes(app: FastifyInstance, options: { trace: T
     return { call_id: root.id };
   });
 
-  defineRoute(app, { method: "POST", url: "/evaluations/status", summary: "Progress of an evaluation", body: EvaluationStatusReq, ...common }, async ({ body }, request) => ({
+  defineRoute(app, { method: "POST", url: "/evaluations/status", summary: "Progress of an evaluation", body: EvaluationStatusReq, response: EvaluationStatusRes, ...common }, async ({ body }, request) => ({
     status: await evaluationStatus(trace, resolveProject(request, body.project_id).projectId, body.call_id),
   }));
 
-  defineRoute(app, { method: "POST", url: "/calls/score", summary: "Score calls with stored scorers", body: CallsScoreReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/calls/score", summary: "Score calls with stored scorers", body: CallsScoreReq, response: EmptyRes, ...common }, async ({ body }, request) => {
     const { projectId, entity } = resolveProject(request, body.project_id);
     const ids = [...new Set(body.call_ids)];
     const calls = await readCalls(trace.calls, { projectId, filter: { call_ids: ids } });

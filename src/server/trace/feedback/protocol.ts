@@ -71,3 +71,31 @@ export const FeedbackPayloadSchemaReq = z.object({
   trigger_ref: z.string().nullish(),
   sample_limit: z.int().min(1).max(5000).nullish(),
 });
+
+/* Answers (`docs/api/trace.md#feedback`). */
+
+/** What a create answers: the row's id and time, the user it was stored for, and the payload as stored (reactions gain their aliases). */
+export const FeedbackCreateRes = z.object({ id: z.string(), created_at: z.string(), wb_user_id: z.string().nullable(), payload: z.record(z.string(), z.unknown()) });
+export type FeedbackCreateResponse = z.output<typeof FeedbackCreateRes>;
+
+export const FeedbackBatchCreateRes = z.object({ res: z.array(FeedbackCreateRes) });
+
+/** Rows with the asked-for `fields` (columns, or dotted payload paths as keys); all columns by default. */
+export const FeedbackQueryRes = z.object({
+  result: z.array(z.record(z.string(), z.unknown()).describe("A feedback row, or its asked-for fields")),
+  total_count: z.int().min(0).describe("Matches ignoring limit and offset"),
+});
+
+/** One time bucket: `timestamp`, `count`, and `<agg>_<slug>` values. */
+const FeedbackStatsBucket = z.object({ timestamp: z.string(), count: z.int().min(0) }).catchall(z.union([z.number(), z.null()]));
+
+export const FeedbackStatsRes = z.object({
+  start: z.string(),
+  end: z.string(),
+  granularity: z.number(),
+  timezone: z.string(),
+  buckets: z.array(FeedbackStatsBucket),
+  window_stats: z.record(z.string(), z.record(z.string(), z.number().nullable())).optional().describe("slug → aggregation → value over the whole range"),
+});
+
+export const FeedbackPayloadSchemaRes = z.object({ paths: z.array(z.object({ json_path: z.string(), value_type: z.enum(["numeric", "boolean", "categorical"]) })) });

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import type { TraceServices } from "../../../trace/services.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../../routes.js";
 import { type FormPart, parseMultipart, requiredField } from "./multipart.js";
-import { ProjectId } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject } from "../common/project.js";
 
-const FileContentReq = z.object({ project_id: ProjectId, digest: z.string() });
-const FilesStatsReq = z.object({ project_id: ProjectId });
+import { FILE_CONTENT, FileContentReq, FileCreateRes, FilesStatsReq, FilesStatsRes } from "./protocol.js";
 
 /**
  * Files (`docs/api/trace.md#files`): multipart upload, raw download, project size. The Python client's
@@ -28,7 +25,7 @@ export async function fileRoutes(app: FastifyInstance, options: { trace: TraceSe
   const common = traceRoute("files");
 
   for (const url of ["/file/create", "/files/create"]) {
-    defineRoute(app, { method: "POST", url, summary: "Upload a file (multipart/form-data: project_id, file, expected_digest?)", ...common }, async (_input, request) => {
+    defineRoute(app, { method: "POST", url, summary: "Upload a file (multipart/form-data: project_id, file, expected_digest?)", response: FileCreateRes, ...common }, async (_input, request) => {
       // The content type, not the body's shape: a JSON array parses to an array too.
       if (!/^multipart\/form-data\b/i.test(request.headers["content-type"] ?? "") || !Array.isArray(request.body)) {
         throw new ApiError(415, "Unsupported Media Type: send multipart/form-data with the fields project_id and file");
@@ -42,7 +39,7 @@ export async function fileRoutes(app: FastifyInstance, options: { trace: TraceSe
   }
 
   for (const url of ["/file/content", "/files/content"]) {
-    defineRoute(app, { method: "POST", url, summary: "Download a file's bytes", body: FileContentReq, ...common }, async ({ body }, request, reply) => {
+    defineRoute(app, { method: "POST", url, summary: "Download a file's bytes", body: FileContentReq, rawResponse: FILE_CONTENT, ...common }, async ({ body }, request, reply) => {
       const { projectId } = resolveProject(request, body.project_id);
       const content = await files.read(projectId, body.digest);
       return reply.type("application/octet-stream").send(content);
@@ -50,7 +47,7 @@ export async function fileRoutes(app: FastifyInstance, options: { trace: TraceSe
   }
 
   for (const url of ["/files/query_stats", "/files/stats"]) {
-    defineRoute(app, { method: "POST", url, summary: "Total size of a project's files", body: FilesStatsReq, ...common }, async ({ body }, request) => {
+    defineRoute(app, { method: "POST", url, summary: "Total size of a project's files", body: FilesStatsReq, response: FilesStatsRes, ...common }, async ({ body }, request) => {
       const { projectId } = resolveProject(request, body.project_id);
       return { total_size_bytes: await files.totalSizeBytes(projectId) };
     });

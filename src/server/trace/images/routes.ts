@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { callEnd, callStart } from "../../../trace/evaluations/call-writes.js";
 import { TraceBadRequest } from "../../../store/trace/errors.js";
 import type { TraceServices } from "../../../trace/services.js";
@@ -7,14 +6,9 @@ import { nowTimestamp } from "../../../store/trace/timestamps.js";
 import { defineRoute } from "../../routes.js";
 import { ImageProvider } from "./image-provider.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-import { ProjectId } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 
-const ImageCreateReq = z.object({
-  project_id: ProjectId,
-  inputs: z.object({ model: z.string(), prompt: z.string(), n: z.number().int().min(1).nullish() }),
-  track_llm_call: z.boolean().default(true),
-});
+import { ImageCreateReq, ImageCreateRes } from "./protocol.js";
 
 /** The op Weave's trace server records image generations under (its `IMAGE_GENERATION_CREATE_OP_NAME`). */
 export const IMAGE_GENERATION_OP = "weave.image_generation_create";
@@ -29,22 +23,26 @@ export async function imageRoutes(app: FastifyInstance, options: { trace: TraceS
   useLosslessJson(app);
   const config = app.services.config.imageUpstream;
   const provider = config ? new ImageProvider(config) : undefined;
-  defineRoute(app, { method: "POST", url: "/image/create", summary: "Generate an image on the configured upstream image provider", body: ImageCreateReq, ...traceRoute("images") }, async ({ body }, request) => {
-    const project = resolveProject(request, body.project_id);
-    if (!provider) {
-      throw new TraceBadRequest(`Image generation is not available: this server has no upstream image provider configured, so model '${body.inputs.model}' cannot generate images`);
-    }
-    const { model, prompt, n } = body.inputs;
-    const startedAt = nowTimestamp();
-    const response = await provider.generate(n == null ? { model, prompt } : { model, prompt, n });
-    if (!body.track_llm_call) return { response };
+  defineRoute(
+    app,
+    { method: "POST", url: "/image/create", summary: "Generate an image on the configured upstream image provider", body: ImageCreateReq, response: ImageCreateRes, ...traceRoute("images") },
+    async ({ body }, request) => {
+      const project = resolveProject(request, body.project_id);
+      if (!provider) {
+        throw new TraceBadRequest(`Image generation is not available: this server has no upstream image provider configured, so model '${body.inputs.model}' cannot generate images`);
+      }
+      const { model, prompt, n } = body.inputs;
+      const startedAt = nowTimestamp();
+      const response = await provider.generate(n == null ? { model, prompt } : { model, prompt, n });
+      if (!body.track_llm_call) return { response };
 
-    // Recorded as Weave records it: every input (n null when not given), the provider's answer as
-    // the output, its usage under the model's name. A failed generation records nothing.
-    const start = callStart({ projectId: project.projectId, opName: IMAGE_GENERATION_OP, inputs: { model, prompt, n: n ?? null }, wbUserId: traceUserId(request), startedAt });
-    const usage = response.usage;
-    const summary = typeof usage === "object" && usage !== null ? { usage: { [model]: usage } } : {};
-    await options.trace.calls.writeCalls([{ start }, { end: callEnd(project.projectId, start.id, { output: response, summary }) }]);
-    return { response, weave_call_id: start.id };
-  });
+      // Recorded as Weave records it: every input (n null when not given), the provider's answer as
+      // the output, its usage under the model's name. A failed generation records nothing.
+      const start = callStart({ projectId: project.projectId, opName: IMAGE_GENERATION_OP, inputs: { model, prompt, n: n ?? null }, wbUserId: traceUserId(request), startedAt });
+      const usage = response.usage;
+      const summary = typeof usage === "object" && usage !== null ? { usage: { [model]: usage } } : {};
+      await options.trace.calls.writeCalls([{ start }, { end: callEnd(project.projectId, start.id, { output: response, summary }) }]);
+      return { response, weave_call_id: start.id };
+    },
+  );
 }

@@ -2,9 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import type { CatalogEntry } from "../../../engine/catalog.js";
 import { defineRoute } from "../../routes.js";
+import { AnalysisModelsRes, HardwareRes, ProviderPath, RouterModelsRes, VendorPath } from "./protocol.js";
 
 /** Sampling parameters the chat completions endpoint honours, as OpenRouter-style catalogues list them. */
 const SAMPLING_PARAMETERS = [
@@ -45,9 +45,6 @@ function factsOf(entry: CatalogEntry): ModelFacts {
   }
 }
 
-const ProviderPath = z.object({ provider: z.string() });
-const VendorPath = z.object({ vendor: z.string() });
-
 /**
  * The inference catalogue routes (`docs/api/trace.md#inference-catalogue`). W&B lists its hosted models here; Flywheel
  * lists the base models it serves itself (whatever the provider segment names) and the machine it
@@ -57,7 +54,7 @@ export async function inferenceCatalogRoutes(app: FastifyInstance): Promise<void
   const { catalog } = app.services;
   const common = { tags: ["trace: inference"], errorStyle: "trace" as const };
 
-  defineRoute(app, { method: "GET", url: "/inference/router/:provider/models", summary: "Models served here, in the router catalogue shape", params: ProviderPath, ...common }, async () => ({
+  defineRoute(app, { method: "GET", url: "/inference/router/:provider/models", summary: "Models served here, in the router catalogue shape", params: ProviderPath, response: RouterModelsRes, ...common }, async () => ({
     data: catalog.list().map((entry) => {
       const facts = factsOf(entry);
       return {
@@ -77,14 +74,14 @@ export async function inferenceCatalogRoutes(app: FastifyInstance): Promise<void
     }),
   }));
 
-  defineRoute(app, { method: "GET", url: "/inference/analysis/:provider/models", summary: "Models served here, with what is known about them", params: ProviderPath, ...common }, async () => ({
+  defineRoute(app, { method: "GET", url: "/inference/analysis/:provider/models", summary: "Models served here, with what is known about them", params: ProviderPath, response: AnalysisModelsRes, ...common }, async () => ({
     data: catalog.list().map((entry) => {
       const facts = factsOf(entry);
       return { id: entry.id, name: entry.id, slug: entry.id, model_type: entry.modelType ?? null, architecture: facts.architecture, context_length: facts.contextLength, dtype: facts.dtype };
     }),
   }));
 
-  defineRoute(app, { method: "GET", url: "/inference/:vendor/v2/hardware", summary: "The machine this server runs on", params: VendorPath, ...common }, async () => {
+  defineRoute(app, { method: "GET", url: "/inference/:vendor/v2/hardware", summary: "The machine this server runs on", params: VendorPath, response: HardwareRes, ...common }, async () => {
     const cpus = os.cpus();
     return {
       data: [

@@ -44,3 +44,36 @@ export const ObjQueryReq = z.object({
 });
 
 export const ObjDeleteReq = z.object({ project_id: ProjectId, object_id: z.string(), digests: StringList.nullish() });
+
+/* Answers (`docs/api/trace.md#objects`). */
+
+export const ObjCreateRes = z.object({ digest: z.string(), object_id: z.string() });
+
+/** `ObjSchema` (`docs/api/trace.md#object-schema`): `val` is the stored value; optional fields are null unless asked for. */
+export const ObjSchemaRes = z.object({
+  project_id: z.string(),
+  object_id: z.string(),
+  created_at: z.string(),
+  deleted_at: z.string().nullable(),
+  digest: z.string(),
+  version_index: z.int().min(0),
+  is_latest: z.union([z.literal(0), z.literal(1)]),
+  kind: z.enum(["op", "object"]),
+  base_object_class: z.string().nullable(),
+  leaf_object_class: z.string().nullable(),
+  val: z.unknown().describe("The stored value ({} with metadata_only)"),
+  wb_user_id: z.string().nullable(),
+  size_bytes: z.int().nullable().describe("Only with include_storage_size"),
+  tags: z.array(z.string()).nullable().describe("Only with include_tags_and_aliases"),
+  aliases: z.array(z.string()).nullable().describe("Only with include_tags_and_aliases"),
+});
+export type ObjSchemaResponse = z.output<typeof ObjSchemaRes>;
+
+export const ObjReadRes = z.object({ obj: ObjSchemaRes });
+export const ObjQueryRes = z.object({ objs: z.array(ObjSchemaRes) });
+
+export const ObjDeleteRes = z.object({
+  num_deleted: z.int().min(0),
+  deleted_versions: z.array(z.object({ digest: z.string(), base_object_class: z.string().nullable(), leaf_object_class: z.string().nullable() })),
+});
+export type ObjDeleteResponse = z.output<typeof ObjDeleteRes>;

@@ -4,10 +4,10 @@ import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { resolveProject, traceUserId } from "../common/project.js";
-import { ObjCreateReq, ObjDeleteReq, ObjQueryReq, ObjReadReq } from "./protocol.js";
+import { ObjCreateReq, ObjCreateRes, ObjDeleteReq, ObjDeleteRes, type ObjDeleteResponse, ObjQueryReq, ObjQueryRes, ObjReadReq, ObjReadRes, type ObjSchemaResponse } from "./protocol.js";
 
 /** `ObjSchema` (`docs/api/trace.md#object-schema`); optional fields are null unless asked for. */
-export function objSchemaOf(version: ObjectVersion, options: { includeStorageSize?: boolean; includeTagsAndAliases?: boolean } = {}): Record<string, unknown> {
+export function objSchemaOf(version: ObjectVersion, options: { includeStorageSize?: boolean; includeTagsAndAliases?: boolean } = {}): ObjSchemaResponse {
   return {
     project_id: version.projectId,
     object_id: version.objectId,
@@ -35,7 +35,7 @@ export async function objectRoutes(app: FastifyInstance, options: { trace: Trace
   const { objects } = options.trace;
   const common = traceRoute("objects");
 
-  defineRoute(app, { method: "POST", url: "/obj/create", summary: "Create an object version", body: ObjCreateReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/obj/create", summary: "Create an object version", body: ObjCreateReq, response: ObjCreateRes, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.obj.project_id);
     const created = await objects.create({
       projectId,
@@ -48,14 +48,14 @@ export async function objectRoutes(app: FastifyInstance, options: { trace: Trace
     return { digest: created.digest, object_id: created.objectId };
   });
 
-  defineRoute(app, { method: "POST", url: "/obj/read", summary: "Read an object version", body: ObjReadReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/obj/read", summary: "Read an object version", body: ObjReadReq, response: ObjReadRes, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const includeTagsAndAliases = body.include_tags_and_aliases ?? false;
     const version = await objects.read(projectId, body.object_id, body.digest, { metadataOnly: body.metadata_only ?? false, includeTagsAndAliases });
     return { obj: objSchemaOf(version, { includeTagsAndAliases }) };
   });
 
-  defineRoute(app, { method: "POST", url: "/objs/query", summary: "Query object versions", body: ObjQueryReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/objs/query", summary: "Query object versions", body: ObjQueryReq, response: ObjQueryRes, ...common }, async ({ body }, request) => {
     const { projectId } = resolveProject(request, body.project_id);
     const filter = body.filter ?? {};
     const sortBy = (body.sort_by ?? []).filter((sort) => SORTABLE_FIELDS.has(sort.field)) as { field: "object_id" | "created_at"; direction: "asc" | "desc" }[];
@@ -78,7 +78,7 @@ export async function objectRoutes(app: FastifyInstance, options: { trace: Trace
     return { objs: versions.map((version) => objSchemaOf(version, { includeStorageSize: body.include_storage_size ?? false, includeTagsAndAliases })) };
   });
 
-  defineRoute(app, { method: "POST", url: "/obj/delete", summary: "Delete object versions", body: ObjDeleteReq, ...common }, async ({ body }, request) => {
+  defineRoute(app, { method: "POST", url: "/obj/delete", summary: "Delete object versions", body: ObjDeleteReq, response: ObjDeleteRes, ...common }, async ({ body }, request): Promise<ObjDeleteResponse> => {
     const { projectId } = resolveProject(request, body.project_id);
     const result = await objects.delete(projectId, body.object_id, body.digests);
     return {

@@ -13,6 +13,7 @@ import { spanToCall } from "./span-to-call.js";
 import { decodeExportTraceJson } from "./otlp-json.js";
 import { decodeExportTraceRequest, encodeExportTraceResponse } from "./protobuf.js";
 import { OtlpFormatError, type OtlpResourceSpans } from "./types.js";
+import { OTEL_PROTOBUF_RESPONSE, OtelExportRes, type OtelExportResponse } from "./protocol.js";
 
 const PROTOBUF_TYPES = ["application/x-protobuf", "application/protobuf"];
 const MAX_REPORTED_ERRORS = 20;
@@ -52,7 +53,7 @@ export async function otelRoutes(app: FastifyInstance, options: { trace: TraceSe
     return decoded;
   });
 
-  const ingest = async (request: FastifyRequest, reply: FastifyReply) => {
+  const ingest = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | OtelExportResponse> => {
     const protobuf = Buffer.isBuffer(request.body);
     let resources: OtlpResourceSpans[];
     try {
@@ -88,7 +89,13 @@ export async function otelRoutes(app: FastifyInstance, options: { trace: TraceSe
     if (protobuf) return reply.type("application/x-protobuf").send(encodeExportTraceResponse(rejected, message));
     return rejected > 0 ? { partial_success: { rejected_spans: rejected, error_message: message } } : {};
   };
-  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", ...traceRoute("otel") }, (_input, request, reply) => ingest(request, reply));
+  defineRoute(app, { method: "POST", url: "/otel/v1/traces", summary: "OTLP trace export (protobuf or JSON)", response: OtelExportRes, rawResponse: OTEL_PROTOBUF_RESPONSE, ...traceRoute("otel") }, (_input, request, reply) =>
+    ingest(request, reply),
+  );
   // Weave's agent integrations (its Node SDK, Python sessions) export here by default.
-  defineRoute(app, { method: "POST", url: "/agents/otel/v1/traces", summary: "OTLP trace export from agent integrations (same as /otel/v1/traces)", ...traceRoute("otel") }, (_input, request, reply) => ingest(request, reply));
+  defineRoute(
+    app,
+    { method: "POST", url: "/agents/otel/v1/traces", summary: "OTLP trace export from agent integrations (same as /otel/v1/traces)", response: OtelExportRes, rawResponse: OTEL_PROTOBUF_RESPONSE, ...traceRoute("otel") },
+    (_input, request, reply) => ingest(request, reply),
+  );
 }

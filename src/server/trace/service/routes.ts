@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { flywheelVersion } from "../../../version.js";
 import { defineRoute } from "../../routes.js";
-import { ProjectId } from "../common/schemas.js";
+import { GeolocateQuery, GeolocateRes, HealthRes, ProjectsInfoReq, ProjectsInfoRes, type ProjectsInfoResponse, ServerInfoRes, VersionRes } from "./protocol.js";
 import { resolveProject } from "../common/project.js";
 
 /**
@@ -13,40 +12,38 @@ import { resolveProject } from "../common/project.js";
 export const WEAVE_COMPATIBLE_SERVER_VERSION = "99.0.0";
 const MIN_REQUIRED_WEAVE_PYTHON_VERSION = "0.0.1";
 
-const ServerInfoRes = z.object({ min_required_weave_python_version: z.string(), trace_server_version: z.string() });
-const GeolocateQuery = z.object({ ip: z.string().nullish() });
-
 /** Health, version, server info and geolocation under the trace base path; they need no key. */
 export async function tracePublicServiceRoutes(app: FastifyInstance): Promise<void> {
   const common = { tags: ["trace: service"], errorStyle: "trace" as const };
 
-  defineRoute(app, { method: "GET", url: "/health", summary: "Liveness check", ...common }, async () => ({ status: "ok" }));
+  defineRoute(app, { method: "GET", url: "/health", summary: "Liveness check", response: HealthRes, ...common }, async () => ({ status: "ok" }));
 
   defineRoute(app, { method: "GET", url: "/server_info", summary: "Versions the clients check", response: ServerInfoRes, ...common }, async () => ({
     min_required_weave_python_version: MIN_REQUIRED_WEAVE_PYTHON_VERSION,
     trace_server_version: WEAVE_COMPATIBLE_SERVER_VERSION,
   }));
 
-  defineRoute(app, { method: "GET", url: "/version", summary: "The server's version, as a JSON string", ...common }, async (_input, _request, reply) =>
+  defineRoute(app, { method: "GET", url: "/version", summary: "The server's version, as a JSON string", response: VersionRes, ...common }, async (_input, _request, reply) =>
     reply.type("application/json; charset=utf-8").send(JSON.stringify(flywheelVersion)),
   );
 
   // A self-hosted server has no geo-IP database and no regional restrictions.
-  defineRoute(app, { method: "GET", url: "/geolocate", summary: "Location of an IP address (none known here)", query: GeolocateQuery, ...common }, async ({ query }, request) => ({
+  defineRoute(app, { method: "GET", url: "/geolocate", summary: "Location of an IP address (none known here)", query: GeolocateQuery, response: GeolocateRes, ...common }, async ({ query }, request) => ({
     ip: query.ip ?? request.ip,
     location: null,
     allowed: true,
   }));
 }
 
-const ProjectsInfoReq = z.object({ project_ids: z.array(ProjectId) });
-
 /** POST /service/projects_info: Flywheel keeps external project ids end to end, so both ids are the same. */
 export async function traceServiceRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, { method: "POST", url: "/service/projects_info", summary: "Internal ids of projects", tags: ["trace: service"], body: ProjectsInfoReq, errorStyle: "trace", security: "basic" }, async ({ body }, request) =>
-    body.project_ids.map((id) => {
-      const { projectId } = resolveProject(request, id);
-      return { external_project_id: projectId, internal_project_id: projectId };
-    }),
+  defineRoute(
+    app,
+    { method: "POST", url: "/service/projects_info", summary: "Internal ids of projects", tags: ["trace: service"], body: ProjectsInfoReq, response: ProjectsInfoRes, errorStyle: "trace", security: "basic" },
+    async ({ body }, request): Promise<ProjectsInfoResponse> =>
+      body.project_ids.map((id) => {
+        const { projectId } = resolveProject(request, id);
+        return { external_project_id: projectId, internal_project_id: projectId };
+      }),
   );
 }

@@ -16,3 +16,19 @@ export const TableQueryReq = z.object({
 });
 export const TableQueryStatsReq = z.object({ project_id: ProjectId, digest: z.string() });
 export const TableQueryStatsBatchReq = z.object({ project_id: ProjectId, digests: StringList.nullish(), include_storage_size: z.boolean().nullish() });
+
+/* Answers (`docs/api/trace.md#tables`). */
+
+export const TableCreateRes = z.object({ digest: z.string(), row_digests: z.array(z.string()) });
+export const TableUpdateRes = z.object({ digest: z.string(), updated_row_digests: z.array(z.string()) });
+export const TableCreateFromDigestsRes = z.object({ digest: z.string() });
+
+/** A row as read: its digest, its stored value (the caller's free-form JSON object) and its position in the table. */
+export const TableRowRes = z.object({ digest: z.string(), val: z.unknown(), original_index: z.int().min(0) });
+export type TableRowResponse = z.output<typeof TableRowRes>;
+
+export const TableQueryRes = z.object({ rows: z.array(TableRowRes) });
+export const TableQueryStatsRes = z.object({ count: z.int().min(0) });
+export const TableQueryStatsBatchRes = z.object({
+  tables: z.array(z.object({ count: z.int().min(0), digest: z.string(), storage_size_bytes: z.int().nullable().describe("Only with include_storage_size") })),
+});

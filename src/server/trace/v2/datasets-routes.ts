@@ -8,6 +8,7 @@ import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
+import { CreatedRes, DatasetRes, DeleteRes } from "./protocol.js";
 
 const DatasetCreateBody = z.object({ name: OptionalString, description: OptionalString, rows: z.array(JsonDict) });
 
@@ -18,20 +19,28 @@ export async function v2DatasetRoutes(app: FastifyInstance, options: { v2: V2Obj
   const common = traceRoute("v2 datasets");
   const view = (dataset: Awaited<ReturnType<V2ObjectResources["readDataset"]>>) => ({ ...headerFields(dataset), name: dataset.name, description: dataset.description, rows: dataset.rows });
 
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/datasets", summary: "Create a dataset version", params: ProjectPath, body: DatasetCreateBody, ...common }, async ({ params, body }, request) =>
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/datasets", summary: "Create a dataset version", params: ProjectPath, body: DatasetCreateBody, response: CreatedRes, ...common }, async ({ params, body }, request) =>
     createdFields(await v2.createDataset(pathProject(request, params), { name: body.name, description: body.description, rows: body.rows }, traceUserId(request))),
   );
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/datasets/:object_id/versions/:digest", summary: "Read a dataset version", params: VersionPath, ...common }, async ({ params }, request) =>
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/datasets/:object_id/versions/:digest", summary: "Read a dataset version", params: VersionPath, response: DatasetRes, ...common }, async ({ params }, request) =>
     view(await v2.readDataset(pathProject(request, params), params.object_id, params.digest)),
   );
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/datasets", summary: "List dataset versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const datasets = await v2.listDatasets(pathProject(request, params), pageOf(query));
-    return sendJsonLines(request, reply, datasets.map(view), stringifyJsonLossless);
-  });
+  defineRoute(
+    app,
+    { method: "GET", url: "/v2/:entity/:project/datasets", summary: "List dataset versions as JSON Lines", params: ProjectPath, query: ListQuery, stream: DatasetRes, streamFormat: "jsonl", ...common },
+    async ({ params, query }, request, reply) => {
+      const datasets = await v2.listDatasets(pathProject(request, params), pageOf(query));
+      return sendJsonLines(request, reply, datasets.map(view), stringifyJsonLossless);
+    },
+  );
 
-  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/datasets/:object_id", summary: "Delete dataset versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
-  }));
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/v2/:entity/:project/datasets/:object_id", summary: "Delete dataset versions", params: ObjectPath, query: DeleteQuery, response: DeleteRes, ...common },
+    async ({ params, query }, request) => ({
+      num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
+    }),
+  );
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { queryEvalResults } from "../../../trace/evaluations/results.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
+import { EvalResultsRes } from "./protocol.js";
 import { pathProject } from "../common/project.js";
 import { zQuery } from "../common/query-schema.js";
 import { StringList } from "../common/schemas.js";
@@ -35,7 +36,7 @@ export async function v2EvalResultsRoutes(app: FastifyInstance, options: { trace
   const { calls, refs } = options.trace;
   defineRoute(
     app,
-    { method: "POST", url: "/v2/:entity/:project/eval_results/query", summary: "Evaluation results by dataset row", params: ProjectPath, body: EvalResultsQueryBody, ...traceRoute("v2 eval results") },
+    { method: "POST", url: "/v2/:entity/:project/eval_results/query", summary: "Evaluation results by dataset row", params: ProjectPath, body: EvalResultsQueryBody, response: EvalResultsRes, ...traceRoute("v2 eval results") },
     async ({ params, body }, request) =>
       queryEvalResults(calls, refs, {
         projectId: pathProject(request, params),

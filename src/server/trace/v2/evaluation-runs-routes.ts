@@ -8,6 +8,7 @@ import { pathProject, traceUserId } from "../common/project.js";
 import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.js";
+import { DeleteRes, EvaluationRunCreateRes, EvaluationRunRes, SuccessRes } from "./protocol.js";
 
 const RunCreateBody = z.object({ evaluation: z.string().describe("Evaluation ref"), model: z.string().describe("Model ref"), source_evaluation_run_id: OptionalString });
 const RunPath = ProjectPath.extend({ evaluation_run_id: z.string() });
@@ -26,26 +27,34 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { tra
   const { runs } = options.trace;
   const common = traceRoute("v2 evaluation runs");
 
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/evaluation_runs", summary: "Start an evaluation run", params: ProjectPath, body: RunCreateBody, ...common }, async ({ params, body }, request) => ({
-    evaluation_run_id: await runs.create(pathProject(request, params), { evaluation: body.evaluation, model: body.model, sourceEvaluationRunId: body.source_evaluation_run_id }, traceUserId(request)),
-  }));
+  defineRoute(
+    app,
+    { method: "POST", url: "/v2/:entity/:project/evaluation_runs", summary: "Start an evaluation run", params: ProjectPath, body: RunCreateBody, response: EvaluationRunCreateRes, ...common },
+    async ({ params, body }, request) => ({
+      evaluation_run_id: await runs.create(pathProject(request, params), { evaluation: body.evaluation, model: body.model, sourceEvaluationRunId: body.source_evaluation_run_id }, traceUserId(request)),
+    }),
+  );
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id", summary: "Read an evaluation run", params: RunPath, ...common }, async ({ params }, request) =>
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id", summary: "Read an evaluation run", params: RunPath, response: EvaluationRunRes, ...common }, async ({ params }, request) =>
     runs.read(pathProject(request, params), params.evaluation_run_id),
   );
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/evaluation_runs", summary: "List evaluation runs as JSON Lines", params: ProjectPath, query: RunListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const filter = {
-      evaluations: eitherList(listParam(query.evaluations), listParam(query.evaluation_refs)),
-      models: eitherList(listParam(query.models), listParam(query.model_refs)),
-      runIds: listParam(query.evaluation_run_ids),
-    };
-    return sendJsonLines(request, reply, await runs.list(pathProject(request, params), filter, pageOf(query)), stringifyJsonLossless);
-  });
+  defineRoute(
+    app,
+    { method: "GET", url: "/v2/:entity/:project/evaluation_runs", summary: "List evaluation runs as JSON Lines", params: ProjectPath, query: RunListQuery, stream: EvaluationRunRes, streamFormat: "jsonl", ...common },
+    async ({ params, query }, request, reply) => {
+      const filter = {
+        evaluations: eitherList(listParam(query.evaluations), listParam(query.evaluation_refs)),
+        models: eitherList(listParam(query.models), listParam(query.model_refs)),
+        runIds: listParam(query.evaluation_run_ids),
+      };
+      return sendJsonLines(request, reply, await runs.list(pathProject(request, params), filter, pageOf(query)), stringifyJsonLossless);
+    },
+  );
 
   defineRoute(
     app,
-    { method: "DELETE", url: "/v2/:entity/:project/evaluation_runs", summary: "Delete evaluation runs with their calls", params: ProjectPath, query: RunDeleteQuery, ...common },
+    { method: "DELETE", url: "/v2/:entity/:project/evaluation_runs", summary: "Delete evaluation runs with their calls", params: ProjectPath, query: RunDeleteQuery, response: DeleteRes, ...common },
     async ({ params, query }, request) => ({
       num_deleted: await runs.delete(pathProject(request, params), listParam(query.evaluation_run_ids) ?? []),
     }),
@@ -53,7 +62,7 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, options: { tra
 
   defineRoute(
     app,
-    { method: "POST", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id/finish", summary: "Finish an evaluation run with its score means", params: RunPath, body: RunFinishBody, ...common },
+    { method: "POST", url: "/v2/:entity/:project/evaluation_runs/:evaluation_run_id/finish", summary: "Finish an evaluation run with its score means", params: RunPath, body: RunFinishBody, response: SuccessRes, ...common },
     async ({ params, body }, request) => {
       await runs.finish(pathProject(request, params), params.evaluation_run_id, body?.summary, traceUserId(request));
       return { success: true };

@@ -8,6 +8,7 @@ import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
+import { DeleteRes, ModelCreateRes, ModelRes } from "./protocol.js";
 
 const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });
 
@@ -27,21 +28,29 @@ export async function v2ModelRoutes(app: FastifyInstance, options: { v2: V2Objec
     attributes: model.attributes,
   });
 
-  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/models", summary: "Create a model version", params: ProjectPath, body: ModelCreateBody, ...common }, async ({ params, body }, request) => {
+  defineRoute(app, { method: "POST", url: "/v2/:entity/:project/models", summary: "Create a model version", params: ProjectPath, body: ModelCreateBody, response: ModelCreateRes, ...common }, async ({ params, body }, request) => {
     const created = await v2.createModel(pathProject(request, params), { name: body.name, description: body.description, sourceCode: body.source_code, attributes: body.attributes }, traceUserId(request));
     return { ...createdFields(created), model_ref: created.modelRef };
   });
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/models/:object_id/versions/:digest", summary: "Read a model version", params: VersionPath, ...common }, async ({ params }, request) =>
+  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/models/:object_id/versions/:digest", summary: "Read a model version", params: VersionPath, response: ModelRes, ...common }, async ({ params }, request) =>
     view(await v2.readModel(pathProject(request, params), params.object_id, params.digest)),
   );
 
-  defineRoute(app, { method: "GET", url: "/v2/:entity/:project/models", summary: "List model versions as JSON Lines", params: ProjectPath, query: ListQuery, ...common }, async ({ params, query }, request, reply) => {
-    const models = await v2.listModels(pathProject(request, params), pageOf(query));
-    return sendJsonLines(request, reply, models.map(view), stringifyJsonLossless);
-  });
+  defineRoute(
+    app,
+    { method: "GET", url: "/v2/:entity/:project/models", summary: "List model versions as JSON Lines", params: ProjectPath, query: ListQuery, stream: ModelRes, streamFormat: "jsonl", ...common },
+    async ({ params, query }, request, reply) => {
+      const models = await v2.listModels(pathProject(request, params), pageOf(query));
+      return sendJsonLines(request, reply, models.map(view), stringifyJsonLossless);
+    },
+  );
 
-  defineRoute(app, { method: "DELETE", url: "/v2/:entity/:project/models/:object_id", summary: "Delete model versions", params: ObjectPath, query: DeleteQuery, ...common }, async ({ params, query }, request) => ({
-    num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
-  }));
+  defineRoute(
+    app,
+    { method: "DELETE", url: "/v2/:entity/:project/models/:object_id", summary: "Delete model versions", params: ObjectPath, query: DeleteQuery, response: DeleteRes, ...common },
+    async ({ params, query }, request) => ({
+      num_deleted: await v2.delete(pathProject(request, params), params.object_id, digestsOf(query)),
+    }),
+  );
 }

@@ -36,6 +36,7 @@ export async function checkpointDownloadRoute(app: FastifyInstance): Promise<voi
       tags: ["training"],
       params: CheckpointDownloadParams,
       query: CheckpointDownloadQuery,
+      rawResponse: { mediaType: "application/octet-stream", description: "An attachment: peft and merged are .tar.gz archives (application/gzip), gguf one .gguf file" },
       security: "bearer",
     },
     async ({ params, query }, request, reply) => {

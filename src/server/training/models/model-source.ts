@@ -5,7 +5,7 @@ import { getCheckpointByStep, latestCheckpoint } from "../../../store/checkpoint
 import { decodeJson } from "../../../store/json.js";
 import { findModelByName, type InitialCheckpoint } from "../../../store/models.js";
 import type { Database } from "../../../store/schema.js";
-import { parseModelName } from "../../chat/models/model-names.js";
+import { parseModelName } from "../../model-names.js";
 import { RequestValidationError } from "../../validation.js";
 import type { ForkedFrom } from "./model-view.js";
 

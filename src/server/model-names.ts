@@ -2,7 +2,8 @@
  * The model names `model` accepts (docs/api/chat.md#model-names): a served base model id; a trained
  * model as `wandb-artifact:///entity/project/name` with an optional `:latest` or `:stepN` (two or
  * three slashes; `artifact:` is a synonym of `wandb-artifact:`); ART's local form `name@step`.
- * Parsing is pure: the registry lookup is `model-resolver.ts`.
+ * Parsing is pure (the registry lookup is `chat/models/model-resolver.ts`); chat and training both
+ * read names, so the parser sits at the server's root, beside the other code its surfaces share.
  */
 export type ModelName = { kind: "base"; id: string } | { kind: "artifact"; entity: string; project: string; name: string; step: number | "latest" } | { kind: "local"; name: string; step: number };
 
