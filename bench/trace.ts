@@ -154,7 +154,13 @@ async function rawCeiling(withLeaves: boolean, withText = false, withNumbers = f
         }
       }
       // The range index's latency rows are computed from the calls just inserted.
-      const latencies = withNumbers ? latencyInsertStatements("sqlite", PROJECT, numbers.map((doc) => doc.callId)) : [];
+      const latencies = withNumbers
+        ? latencyInsertStatements(
+            "sqlite",
+            PROJECT,
+            numbers.map((doc) => doc.callId),
+          )
+        : [];
       const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts), ...numberInsertStatements("sqlite", numbers), ...latencies].map((statement) => {
         let prepared = leafStatements.get(statement.sql);
         if (!prepared) leafStatements.set(statement.sql, (prepared = raw.prepare(statement.sql)));
@@ -316,10 +322,7 @@ function jsonRangeQueries(): Query[] {
       "summary.usage.model-3.prompt_tokens > 119 and <= 120 (1 call in 700)",
       { $and: [{ $gt: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 119 }] }, { $lte: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 120 }] }] },
     ],
-    [
-      "summary.weave.latency_ms >= 500 and < 501 (1 call in 997)",
-      { $and: [{ $gte: [{ $getField: "summary.weave.latency_ms" }, { $literal: 500 }] }, { $lt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 501 }] }] },
-    ],
+    ["summary.weave.latency_ms >= 500 and < 501 (1 call in 997)", { $and: [{ $gte: [{ $getField: "summary.weave.latency_ms" }, { $literal: 500 }] }, { $lt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 501 }] }] }],
     ["summary.usage.model-3.completion_tokens >= 60 (1 call in 35)", { $gte: [{ $getField: "summary.usage.model-3.completion_tokens" }, { $literal: 60 }] }],
   ];
   const columns = ["id", "op_name", "display_name", "trace_id", "parent_id", "started_at", "ended_at", "exception", "summary"];

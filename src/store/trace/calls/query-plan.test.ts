@@ -34,7 +34,23 @@ describe("calls query plans on sqlite", () => {
       const root = `c${String(n - (n % 5)).padStart(5, "0")}`;
       const startedAt = new Date(Date.UTC(2024, 0, 1) + n * 10).toISOString().replace("Z", "000Z");
       writes.push({
-        start: { projectId: P, id, traceId: `t${Math.floor(n / 5)}`, opName: `weave:///${P}/op/${n % 5 === 0 ? "pipeline" : "chat"}:v0`, displayName: null, parentId: n % 5 === 0 ? null : root, threadId: null, turnId: null, startedAt, attributes: {}, inputs: { n }, otelDump: null, wbUserId: "u", wbRunId: null, wbRunStep: null },
+        start: {
+          projectId: P,
+          id,
+          traceId: `t${Math.floor(n / 5)}`,
+          opName: `weave:///${P}/op/${n % 5 === 0 ? "pipeline" : "chat"}:v0`,
+          displayName: null,
+          parentId: n % 5 === 0 ? null : root,
+          threadId: null,
+          turnId: null,
+          startedAt,
+          attributes: {},
+          inputs: { n },
+          otelDump: null,
+          wbUserId: "u",
+          wbRunId: null,
+          wbRunStep: null,
+        },
         end: { projectId: P, id, traceId: null, endedAt: startedAt, exception: n % 50 === 0 ? "Error: failed" : null, output: null, summary: {}, wbRunStepEnd: null },
       });
     }

@@ -90,10 +90,7 @@ export function numberDeleteStatements(dialect: DialectName, documents: NumberRo
     const chunk = rows.slice(start, start + DELETE_CHUNK);
     const tuples = chunk.map(() => "(?, ?, ?, ?, ?)").join(", ");
     // PostgreSQL types a VALUES list from its first row; the casts keep keys and values exact.
-    const values =
-      dialect === "postgres"
-        ? `SELECT CAST(v.p AS text), CAST(v.k AS bigint), CAST(v.e AS smallint), CAST(v.x AS double precision), CAST(v.c AS text) FROM (VALUES ${tuples}) AS v(p, k, e, x, c)`
-        : `VALUES ${tuples}`;
+    const values = dialect === "postgres" ? `SELECT CAST(v.p AS text), CAST(v.k AS bigint), CAST(v.e AS smallint), CAST(v.x AS double precision), CAST(v.c AS text) FROM (VALUES ${tuples}) AS v(p, k, e, x, c)` : `VALUES ${tuples}`;
     statements.push(rawStatement(dialect, `DELETE FROM trace_call_numbers WHERE (project_id, path_key, exact, value, call_id) IN (${values})`, chunk.flat()));
   }
   return statements;
