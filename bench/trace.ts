@@ -29,7 +29,7 @@ import { createApiKey } from "../src/store/keys.js";
 import { type LeafDocument, leafInsertStatements } from "../src/store/trace/calls/leaf-index.js";
 import { leafKeys } from "../src/store/trace/calls/leaf-keys.js";
 import { numberLeaves } from "../src/store/trace/calls/number-leaves.js";
-import { type NumberRows, numberInsertStatements } from "../src/store/trace/calls/range-index.js";
+import { latencyInsertStatements, type NumberRows, numberInsertStatements } from "../src/store/trace/calls/range-index.js";
 import { jsonSearchText, type TextDocument, textInsertStatements } from "../src/store/trace/calls/text-index.js";
 import type { CallWrite } from "../src/store/trace/calls/types.js";
 import { SqlTraceCallStore } from "../src/store/trace/trace-store.js";
@@ -153,7 +153,15 @@ async function rawCeiling(withLeaves: boolean, withText = false, withNumbers = f
           numbers.push({ projectId: PROJECT, callId: start.id, leaves });
         }
       }
-      const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts), ...numberInsertStatements("sqlite", numbers)].map((statement) => {
+      // The range index's latency rows are computed from the calls just inserted.
+      const latencies = withNumbers
+        ? latencyInsertStatements(
+            "sqlite",
+            PROJECT,
+            numbers.map((doc) => doc.callId),
+          )
+        : [];
+      const leafInserts = [...leafInsertStatements("sqlite", documents), ...textInsertStatements("sqlite", texts), ...numberInsertStatements("sqlite", numbers), ...latencies].map((statement) => {
         let prepared = leafStatements.get(statement.sql);
         if (!prepared) leafStatements.set(statement.sql, (prepared = raw.prepare(statement.sql)));
         return () => prepared.run(statement.parameters as unknown[]);
@@ -297,8 +305,9 @@ function uiQueries(stored: number): Query[] {
  * a list's first page, newest first, and its count up to the UI's cap. Matches are rare (about one
  * call in 700 or 1000: the range index hands over its few calls), none, or common (one in 35: too
  * many candidates, so a list walks the calls in time order and a count is proven from a sample of
- * the range index). `summary.weave.latency_ms` is computed from the call's times, not a JSON leaf:
- * the range index does not hold it.
+ * the range index). Bounds at a value many calls hold exactly (every token count is held by 1 call
+ * in 700): strict ones must not take those calls. `summary.weave.latency_ms` is computed from the
+ * call's times; the range index holds it as the database computes it for each ended call.
  */
 function jsonRangeQueries(): Query[] {
   const ranges: [string, Record<string, unknown>][] = [
@@ -309,6 +318,11 @@ function jsonRangeQueries(): Query[] {
       "summary.usage.model-3.prompt_tokens >= 120 and < 121 (1 call in 700)",
       { $and: [{ $gte: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 120 }] }, { $lt: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 121 }] }] },
     ],
+    [
+      "summary.usage.model-3.prompt_tokens > 119 and <= 120 (1 call in 700)",
+      { $and: [{ $gt: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 119 }] }, { $lte: [{ $getField: "summary.usage.model-3.prompt_tokens" }, { $literal: 120 }] }] },
+    ],
+    ["summary.weave.latency_ms >= 500 and < 501 (1 call in 997)", { $and: [{ $gte: [{ $getField: "summary.weave.latency_ms" }, { $literal: 500 }] }, { $lt: [{ $getField: "summary.weave.latency_ms" }, { $literal: 501 }] }] }],
     ["summary.usage.model-3.completion_tokens >= 60 (1 call in 35)", { $gte: [{ $getField: "summary.usage.model-3.completion_tokens" }, { $literal: 60 }] }],
   ];
   const columns = ["id", "op_name", "display_name", "trace_id", "parent_id", "started_at", "ended_at", "exception", "summary"];

@@ -30,8 +30,11 @@ export interface TraceSql {
   orFalse(predicate: Sql): Sql;
   falseValue: Sql;
   trueValue: Sql;
-  /** Whole milliseconds between two canonical timestamp columns. */
-  millisBetween(start: Sql, end: Sql): Sql;
+  /**
+   * Whole milliseconds between two canonical timestamp columns, as SQL text (column expressions
+   * in): the range index writes the very expression the query compares (`range-index.ts`).
+   */
+  millisBetweenText(start: string, end: string): string;
   /** `LIMIT … OFFSET …`, where no limit means all rows. */
   limitOffset(limit: number | null | undefined, offset: number | null | undefined): Sql;
 }
@@ -62,7 +65,7 @@ const sqlite: TraceSql = {
   orFalse: (predicate) => sql`COALESCE(${predicate}, 0)`,
   falseValue: sql`0`,
   trueValue: sql`1`,
-  millisBetween: (start, end) => sql`CAST(ROUND((julianday(${end}) - julianday(${start})) * 86400000) AS INTEGER)`,
+  millisBetweenText: (start, end) => `CAST(ROUND((julianday(${end}) - julianday(${start})) * 86400000) AS INTEGER)`,
   limitOffset: (limit, offset) => sql`LIMIT ${limit ?? -1} OFFSET ${offset ?? 0}`,
 };
 
@@ -75,7 +78,7 @@ const postgres: TraceSql = {
   orFalse: (predicate) => sql`COALESCE(${predicate}, FALSE)`,
   falseValue: sql`FALSE`,
   trueValue: sql`TRUE`,
-  millisBetween: (start, end) => sql`CAST(FLOOR(EXTRACT(EPOCH FROM (CAST(${end} AS timestamptz) - CAST(${start} AS timestamptz))) * 1000) AS double precision)`,
+  millisBetweenText: (start, end) => `CAST(FLOOR(EXTRACT(EPOCH FROM (CAST(${end} AS timestamptz) - CAST(${start} AS timestamptz))) * 1000) AS double precision)`,
   limitOffset: (limit, offset) => (limit === null || limit === undefined ? sql`OFFSET ${offset ?? 0}` : sql`LIMIT ${limit} OFFSET ${offset ?? 0}`),
 };
 
@@ -126,7 +129,7 @@ export function rowsPerStatement(columns: number): number {
  * Splits `rows` into chunks whose sizes are powers of two (largest first, at most `max`), so bulk
  * inserts of any batch size reuse a handful of statement texts that the statement cache keeps.
  */
-function powerOfTwoChunks<T>(rows: T[], max: number): T[][] {
+export function powerOfTwoChunks<T>(rows: T[], max: number): T[][] {
   const chunks: T[][] = [];
   let offset = 0;
   while (offset < rows.length) {

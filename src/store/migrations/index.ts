@@ -10,6 +10,7 @@ import * as traceSearch from "./008-trace-search.js";
 import * as jobTokenLogprobs from "./009-job-token-logprobs.js";
 import * as workerKeys from "./010-worker-keys.js";
 import * as traceCallNumbers from "./011-trace-call-numbers.js";
+import * as traceCallNumbersExact from "./012-trace-call-numbers-exact.js";
 
 /**
  * The one ordered migration set, shared by SQLite and PostgreSQL. Append new migrations; never
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   "009-job-token-logprobs": jobTokenLogprobs,
   "010-worker-keys": workerKeys,
   "011-trace-call-numbers": traceCallNumbers,
+  "012-trace-call-numbers-exact": traceCallNumbersExact,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -25,7 +25,12 @@ export function callStatusSql(dialect: TraceSql): Sql {
 }
 
 export function callLatencySql(dialect: TraceSql): Sql {
-  return sql`(CASE WHEN c.ended_at IS NULL THEN 0 ELSE ${dialect.millisBetween(sql.ref("c.started_at"), sql.ref("c.ended_at"))} END)`;
+  return sql.raw(callLatencyText(dialect, "c"));
+}
+
+/** `callLatencySql` as text, over the calls row named `table` (the range index writes it). */
+export function callLatencyText(dialect: TraceSql, table: string): string {
+  return `(CASE WHEN ${table}.ended_at IS NULL THEN 0 ELSE ${dialect.millisBetweenText(`${table}.started_at`, `${table}.ended_at`)} END)`;
 }
 
 /** display_name, else the name inside an op/object ref of this project, else op_name. */

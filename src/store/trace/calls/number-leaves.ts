@@ -11,6 +11,9 @@
  *   dialect's (`numberOf` in `store/dialect.ts`); booleans and null are not numbers.
  * - Values beyond the double range (a string "1e999") are stored as the largest double of their
  *   sign, which every look-up's widened bounds still meet.
+ * - A leaf whose numeral every parser reads exactly (an integer of at most 15 digits: a JSON number
+ *   stored as `JSON.stringify` writes it, or a string that spells one) is `exact`: look-ups compare
+ *   it with the bounds as written. Any other is looked up with widened bounds (`range-query.ts`).
  * - A column with more than MAX_NUMBERS_PER_COLUMN numeric leaves (or nested deeper than MAX_DEPTH)
  *   stores an overflow row instead of the rest, which every look-up on that column includes.
  */
@@ -19,10 +22,15 @@ export const MAX_NUMBERS_PER_COLUMN = 64;
 const MAX_DEPTH = 16;
 /** A reading of numerals looser than SQLite's JSON numbers and PostgreSQL's NUMBER_PATTERN. */
 const LOOSE_NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
+/** Integers every decimal parser reads exactly: below 10^15 (< 2^53), written as plain digits. */
+const EXACT_INTEGER = /^-?\d{1,15}$/;
+const EXACT_LIMIT = 1e15;
 
 export interface NumberLeaf {
   pathKey: number;
   value: number;
+  /** The databases read this leaf as exactly `value` (or not as a number at all). */
+  exact: boolean;
 }
 
 /**
@@ -55,6 +63,15 @@ export function numberOverflowKey(column: string): number {
   return hash53(`${column}\u0001`);
 }
 
+/**
+ * The key of a call's latency row (`summary.weave.latency_ms`, computed from its start and end,
+ * not a JSON leaf; no column path spells it: it starts with U+0002). Its rows are written by SQL
+ * (`range-index.ts`), with the value the query's own expression gives.
+ */
+export function latencyPathKey(): number {
+  return hash53("\u0002latency_ms");
+}
+
 /** Stored values stay finite: beyond the double range a value is the largest double of its sign. */
 function finite(value: number): number {
   return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, value));
@@ -62,20 +79,31 @@ function finite(value: number): number {
 
 /** The number a string spells under the loose reading (beyond the double range: clamped), if any. */
 export function spelledNumber(text: string): number | undefined {
+  return spelled(text)?.value;
+}
+
+/** As `spelledNumber`, and whether the numeral is read exactly. */
+function spelled(text: string): { value: number; exact: boolean } | undefined {
   // Most strings are not numbers: their first character tells.
   const first = text.charCodeAt(0);
   if (!((first >= 48 && first <= 57) || first === 45 || first === 43 || first === 46 || first <= 32 || first === 160 || first > 0x1000)) return undefined;
   const trimmed = text.trim();
   if (trimmed.length === 0 || !LOOSE_NUMBER.test(trimmed)) return undefined;
-  return finite(Number(trimmed));
+  return { value: finite(Number(trimmed)), exact: EXACT_INTEGER.test(trimmed) };
 }
 
 function collect(node: unknown, column: string, path: string[], leaves: NumberLeaf[]): boolean {
   let value: number | undefined;
-  // A non-finite number is stored as JSON null.
-  if (typeof node === "number") value = Number.isFinite(node) ? node : undefined;
-  else if (typeof node === "string") value = spelledNumber(node);
-  else if (node !== null && typeof node === "object" && !Array.isArray(node)) {
+  let exact = false;
+  // A non-finite number is stored as JSON null; an integer below 10^15 as its digits.
+  if (typeof node === "number") {
+    value = Number.isFinite(node) ? node : undefined;
+    exact = Number.isInteger(node) && Math.abs(node) < EXACT_LIMIT;
+  } else if (typeof node === "string") {
+    const number = spelled(node);
+    value = number?.value;
+    exact = number?.exact ?? false;
+  } else if (node !== null && typeof node === "object" && !Array.isArray(node)) {
     if (path.length >= MAX_DEPTH) return false;
     for (const key in node as Record<string, unknown>) {
       path.push(key);
@@ -87,13 +115,13 @@ function collect(node: unknown, column: string, path: string[], leaves: NumberLe
   }
   if (value === undefined) return true;
   if (leaves.length >= MAX_NUMBERS_PER_COLUMN) return false;
-  leaves.push({ pathKey: numberPathKey(column, path), value });
+  leaves.push({ pathKey: numberPathKey(column, path), value, exact });
   return true;
 }
 
 /** The numeric leaves of one stored column value; past the limits, an overflow row replaces the rest. */
 export function numberLeaves(column: string, value: unknown): NumberLeaf[] {
   const leaves: NumberLeaf[] = [];
-  if (!collect(value, column, [], leaves)) leaves.push({ pathKey: numberOverflowKey(column), value: 0 });
+  if (!collect(value, column, [], leaves)) leaves.push({ pathKey: numberOverflowKey(column), value: 0, exact: false });
   return leaves;
 }

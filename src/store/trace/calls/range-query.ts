@@ -2,13 +2,14 @@ import type { ComparisonOperator, Operand, Operation } from "../query/ast.js";
 import { QueryError } from "../query/errors.js";
 import type { TraceDb } from "../call-tables.js";
 import { jsonFieldPath } from "./fields.js";
-import { numberOverflowKey, numberPathKey } from "./number-leaves.js";
-import { callsInIntervals, type ValueInterval } from "./range-index.js";
+import { latencyPathKey, numberOverflowKey, numberPathKey } from "./number-leaves.js";
+import { type Bounds, callsInIntervals, type ValueInterval } from "./range-index.js";
 
 /**
- * Look-up bounds are widened by this much (relative) and by MIN_WIDENING (absolute): a database may
- * read a numeral a unit in the last place differently from JavaScript, or a subnormal one as zero,
- * and the index must still hold every leaf the query's condition can accept.
+ * Look-up bounds of rows that are not exact are widened by this much (relative) and by MIN_WIDENING
+ * (absolute): a database may read a numeral a unit in the last place differently from JavaScript,
+ * or a subnormal one as zero, and the index must still hold every leaf the query's condition can
+ * accept. Exact rows (integers below 10^15, and latencies) meet the bounds as written.
  */
 const RELATIVE_WIDENING = 1e-12;
 const MIN_WIDENING = 1e-300;
@@ -17,13 +18,14 @@ const RANGE_OPERATORS = ["$gt", "$gte", "$lt", "$lte"] as const;
 type RangeOperator = (typeof RANGE_OPERATORS)[number];
 const FLIPPED: Record<RangeOperator, RangeOperator> = { $gt: "$lt", $gte: "$lte", $lt: "$gt", $lte: "$gte" };
 
-/** A range conjunct on one JSON path, bounds as the query states them (inclusive or not does not matter once widened). */
-interface PathRange {
+const LATENCY_FIELD = "summary.weave.latency_ms";
+
+/** A range conjunct on one JSON path (or the latency), bounds as the query states them. */
+interface PathRange extends Bounds {
   field: string;
-  column: string;
+  /** The JSON column and path; undefined for the latency. */
+  column: string | undefined;
   path: string[];
-  low: number | undefined;
-  high: number | undefined;
 }
 
 /** `field op number` (or `number op field`) on a JSON path the index holds, as a one-sided range. */
@@ -41,6 +43,10 @@ function pathRange(operation: Operation): PathRange | undefined {
 function fieldRange(field: string, op: RangeOperator, literal: unknown): PathRange | undefined {
   // Only a number literal compares as a number; a string compares as text.
   if (typeof literal !== "number" || !Number.isFinite(literal)) return undefined;
+  const lower = op === "$gt" || op === "$gte";
+  const strict = op === "$gt" || op === "$lt";
+  const bounds: Bounds = { low: lower ? literal : undefined, lowStrict: lower && strict, high: lower ? undefined : literal, highStrict: !lower && strict };
+  if (field === LATENCY_FIELD) return { field, column: undefined, path: [], ...bounds };
   let json: ReturnType<typeof jsonFieldPath>;
   try {
     json = jsonFieldPath(field);
@@ -51,8 +57,19 @@ function fieldRange(field: string, op: RangeOperator, literal: unknown): PathRan
   }
   // Paths through a list (a numeric segment) are not indexed.
   if (!json || json.path.some((segment) => /^-?\d+$/.test(segment))) return undefined;
-  const lower = op === "$gt" || op === "$gte";
-  return { field, column: json.column, path: json.path, low: lower ? literal : undefined, high: lower ? undefined : literal };
+  return { field, column: json.column, path: json.path, ...bounds };
+}
+
+/** Narrows `known` to also meet `range` (a conjunct of the same path); at equal bounds strict wins. */
+function intersect(known: Bounds, range: Bounds): void {
+  if (range.low !== undefined && (known.low === undefined || range.low > known.low || (range.low === known.low && range.lowStrict))) {
+    known.low = range.low;
+    known.lowStrict = range.lowStrict;
+  }
+  if (range.high !== undefined && (known.high === undefined || range.high < known.high || (range.high === known.high && range.highStrict))) {
+    known.high = range.high;
+    known.highStrict = range.highStrict;
+  }
 }
 
 function widen(value: number | undefined, direction: -1 | 1): number | undefined {
@@ -62,8 +79,43 @@ function widen(value: number | undefined, direction: -1 | 1): number | undefined
   return Number.isFinite(widened) ? widened : undefined;
 }
 
-function interval(range: PathRange): ValueInterval {
-  return { pathKey: numberPathKey(range.column, range.path), overflowKey: numberOverflowKey(range.column), low: widen(range.low, -1), high: widen(range.high, 1) };
+/** Widened, inclusive bounds: they meet every value a database may read for a numeral JavaScript reads inside `bounds`. */
+function widened(bounds: Bounds): Bounds {
+  return { low: widen(bounds.low, -1), lowStrict: false, high: widen(bounds.high, 1), highStrict: false };
+}
+
+/**
+ * Bounds for exact rows. The literal reaches the database as a number it reads exactly when it is
+ * a safe integer; any other bound is widened too (exact rows are integers, so this only matters
+ * for a bound a hair's breadth from one).
+ */
+function exactBounds(bounds: Bounds): Bounds {
+  const wide = widened(bounds);
+  const lowExact = bounds.low === undefined || Number.isSafeInteger(bounds.low);
+  const highExact = bounds.high === undefined || Number.isSafeInteger(bounds.high);
+  return {
+    low: lowExact ? bounds.low : wide.low,
+    lowStrict: lowExact && bounds.lowStrict,
+    high: highExact ? bounds.high : wide.high,
+    highStrict: highExact && bounds.highStrict,
+  };
+}
+
+/** Whether a value meets the bounds as the query compares it. */
+function meets(value: number, bounds: Bounds): boolean {
+  if (bounds.low !== undefined && (bounds.lowStrict ? !(value > bounds.low) : !(value >= bounds.low))) return false;
+  if (bounds.high !== undefined && (bounds.highStrict ? !(value < bounds.high) : !(value <= bounds.high))) return false;
+  return true;
+}
+
+function interval(range: PathRange): ValueInterval | undefined {
+  if (range.column === undefined) {
+    // The latency: exact rows of ended calls only. A running call's latency is 0, and it has no
+    // row, so a range that takes 0 cannot be served.
+    if (meets(0, exactBounds(range))) return undefined;
+    return { pathKey: latencyPathKey(), overflowKey: undefined, exact: exactBounds(range), widened: undefined };
+  }
+  return { pathKey: numberPathKey(range.column, range.path), overflowKey: numberOverflowKey(range.column), exact: exactBounds(range), widened: widened(range) };
 }
 
 /**
@@ -86,10 +138,7 @@ export function indexedIntervalSets(operation: Operation): ValueInterval[][] {
     if (range) {
       const known = byField.get(range.field);
       if (!known) byField.set(range.field, range);
-      else {
-        if (range.low !== undefined) known.low = known.low === undefined ? range.low : Math.max(known.low, range.low);
-        if (range.high !== undefined) known.high = known.high === undefined ? range.high : Math.min(known.high, range.high);
-      }
+      else intersect(known, range);
       continue;
     }
     if ("$or" in operand) {
@@ -105,7 +154,12 @@ export function indexedIntervalSets(operation: Operation): ValueInterval[][] {
       if (union.length > 0) sets.push(union);
     }
   }
-  return [...[...byField.values()].map((range) => [interval(range)]), ...sets];
+  const ranges: ValueInterval[][] = [];
+  for (const range of byField.values()) {
+    const one = interval(range);
+    if (one) ranges.push([one]);
+  }
+  return [...ranges, ...sets];
 }
 
 function isOperation(operand: Operand): operand is Operation {

@@ -7,7 +7,7 @@ import { nowTimestamp } from "../timestamps.js";
 import { type LeafDocument, leafInsertStatements } from "./leaf-index.js";
 import { leafKeys } from "./leaf-keys.js";
 import { type NumberLeaf, numberLeaves } from "./number-leaves.js";
-import { type NumberRows, numberDeleteStatements, numberInsertStatements } from "./range-index.js";
+import { latencyInsertStatements, latencyLeaf, latencyText, type NumberRows, numberDeleteStatements, numberInsertStatements } from "./range-index.js";
 import { JSON_COLUMNS } from "./fields.js";
 import { jsonSearchText, type TextDocument, textInsertStatements } from "./text-index.js";
 import type { Committed } from "./group-commit.js";
@@ -112,7 +112,13 @@ const END_ASSIGNMENTS = [...assign(END_COLUMNS), "trace_id = COALESCE(trace_call
  */
 export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): CompiledQuery[] {
   const rows: CallRows = { complete: [], starts: [], ends: [], refs: [], keys: [], leaves: [], callNumbers: [], numbers: [], texts: [] };
+  // The calls a write may complete, by project: their latency rows are added after the writes.
+  const written = new Map<string, string[]>();
   for (const { start, end } of mergeWrites(writes)) {
+    const { projectId, id } = (start ?? end)!;
+    const ids = written.get(projectId);
+    if (ids) ids.push(id);
+    else written.set(projectId, [id]);
     rows.keys = [];
     rows.callNumbers = [];
     const inputsText = start ? encode(start.inputs) : "";
@@ -133,6 +139,7 @@ export function callWriteStatements(dialect: DialectName, writes: CallWrite[]): 
     ...bulkInsert(dialect, "INSERT INTO trace_call_refs (project_id, call_id, direction, ref)", 4, rows.refs, "ON CONFLICT DO NOTHING"),
     ...leafInsertStatements(dialect, rows.leaves),
     ...numberInsertStatements(dialect, rows.numbers),
+    ...[...written].flatMap(([projectId, ids]) => latencyInsertStatements(dialect, projectId, ids)),
     ...textInsertStatements(dialect, rows.texts),
   ];
 }
@@ -169,14 +176,18 @@ export async function deleteCalls(db: TraceDb, dialect: DialectName, projectId: 
       SELECT c.id FROM trace_calls c JOIN doomed d ON c.parent_id = d.id WHERE c.project_id = ? AND c.deleted_at IS NULL AND c.op_name IS NOT NULL
     )
     UPDATE trace_calls SET deleted_at = ? WHERE project_id = ? AND deleted_at IS NULL AND id IN (SELECT id FROM doomed)
-    RETURNING id, ${JSON_COLUMNS.join(", ")}`;
+    RETURNING id, ${JSON_COLUMNS.join(", ")}, ${latencyText(dialect, "trace_calls")} AS latency`;
   return db.transaction().execute(async (trx) => {
-    const marked = await trx.executeQuery<Record<string, string | null>>(rawStatement(dialect, text, [projectId, ...callIds, projectId, nowTimestamp(), projectId]));
+    const marked = await trx.executeQuery<Record<string, string | number | null>>(rawStatement(dialect, text, [projectId, ...callIds, projectId, nowTimestamp(), projectId]));
     // The rows as written: the leaves of what each call stores now.
     const documents: NumberRows[] = marked.rows.map((row) => ({
       projectId,
-      callId: row.id!,
-      leaves: JSON_COLUMNS.flatMap((column) => (row[column] === null || row[column] === undefined ? [] : numberLeaves(column, JSON.parse(row[column]!)))),
+      callId: String(row.id),
+      leaves: [
+        ...JSON_COLUMNS.flatMap((column) => (row[column] === null || row[column] === undefined ? [] : numberLeaves(column, JSON.parse(String(row[column]))))),
+        // Its latency row (a running call has none: deleting its 0 deletes nothing).
+        ...latencyLeaf(row.latency),
+      ],
     }));
     for (const statement of numberDeleteStatements(dialect, documents)) await trx.executeQuery(statement);
     return marked.rows.length;
