@@ -80,6 +80,15 @@ describe("decodeJobWorkInThread", () => {
     await expect(decodeJobWorkInThread(stored)).rejects.toThrow(message!);
   });
 
+  it("answers jobs sent at once each with its own work, a bad one failing alone", async () => {
+    const [rl, sft, bad] = await Promise.allSettled([decodeJobWorkInThread(rlWork(longConversationGroups(3, 2))), decodeJobWorkInThread(sftWork(sftRows(5))), decodeJobWorkInThread(sftWork(["not json"]))]);
+    expect(rl.status === "fulfilled" && rl.value.kind).toBe("rl");
+    expect(sft.status === "fulfilled" && sft.value.kind === "sft" && sft.value.rows).toBe(5);
+    expect(bad.status).toBe("rejected");
+    // The thread lives on for the next job.
+    expect((await decodeJobWorkInThread(sftWork(sftRows(2)))).kind).toBe("sft");
+  });
+
   it("decodes a large job with the event loop only copying its text once, where decoding it on the loop holds it far longer", async () => {
     const stored = rlWork(longConversationGroups(4000, 8));
     const text = stored.kind === "rl" ? stored.input : "";
