@@ -6,6 +6,7 @@ import type { BlobStore } from "../store/blobs.js";
 import type { Store } from "../store/db.js";
 import { requireApiKey } from "./auth.js";
 import type { ChatEngines } from "./chat/pipeline/engines.js";
+import { chatModelCaller } from "./chat/completions/model-caller.js";
 import { chatRoutes, rootChatRoutes } from "./chat/index.js";
 import { createChatRouting } from "./chat/routing.js";
 import { type ErrorStyle, installErrorHandler } from "./errors.js";
@@ -82,7 +83,8 @@ export async function buildApp(services: AppServices, options: BuildAppOptions =
     await root.register(rootChatRoutes, { routing: chatRouting });
   });
   await app.register(workerRoutes, { prefix: "/v1/worker" });
-  await app.register(traceRoutes, { prefix: config.traceBasePath });
+  // Server-run evaluations call models through the chat pipeline, wired here so neither surface imports the other.
+  await app.register(traceRoutes, { prefix: config.traceBasePath, models: chatModelCaller(app) });
   await app.register(uiRoutes, { uiDir: options.uiDir });
   return app;
 }

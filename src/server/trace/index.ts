@@ -5,6 +5,7 @@ import { annotationQueueRoutes } from "./annotation-queues/routes.js";
 import { callQueryRoutes } from "./calls/query-routes.js";
 import { callRoutes } from "./calls/routes.js";
 import { costRoutes } from "./costs/routes.js";
+import type { ModelCaller } from "../model-caller.js";
 import { evaluationRoutes } from "./evaluations/routes.js";
 import { feedbackRoutes } from "./feedback/routes.js";
 import { fileRoutes } from "./files/routes.js";
@@ -32,7 +33,7 @@ import { v2ScorerRoutes } from "./v2/scorers-routes.js";
  * (`docs/api/trace.md#auth`, `docs/api/trace.md#errors`). Each group of routes lives in a file of its own and
  * is registered here, on one set of trace services.
  */
-export async function traceRoutes(app: FastifyInstance): Promise<void> {
+export async function traceRoutes(app: FastifyInstance, options: { models: ModelCaller }): Promise<void> {
   const trace = createTraceServices(app.services.store, app.services.blobs);
   // Routes that answer without a key (health, version, the clients' version check, geolocation)
   // are registered before the hook, in their own scope; everything that tells about the machine
@@ -63,6 +64,6 @@ export async function traceRoutes(app: FastifyInstance): Promise<void> {
     await authed.register(feedbackRoutes, { calls: trace.calls, refs: trace.refs, queues: trace.annotationQueues });
     await authed.register(costRoutes, { trace });
     await authed.register(otelRoutes, { trace });
-    await authed.register(evaluationRoutes, { trace });
+    await authed.register(evaluationRoutes, { trace, models: options.models });
   });
 }

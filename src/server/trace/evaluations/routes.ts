@@ -4,8 +4,7 @@ import { readCalls } from "../../../trace/evaluations/call-writes.js";
 import { evaluationStatus } from "../../../trace/evaluations/status.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { principalOf } from "../../auth.js";
-import { checkChatModel, chatRequestOf, completeChat } from "../../chat/completions/serving.js";
-import type { PrepareContext } from "../../chat/pipeline/prepare.js";
+import type { ModelCaller } from "../../model-caller.js";
 import { defineRoute } from "../../routes.js";
 import { resolveProject, traceUserId } from "../common/project.js";
 import { EmptyRes } from "../common/schemas.js";
@@ -26,20 +25,19 @@ import type { Scorer } from "./scorers.js";
  * background; `/evaluations/status` reads progress from the calls; `/calls/score` applies
  * scorers to existing calls in the background.
  */
-export async function evaluationRoutes(app: FastifyInstance, options: { trace: TraceServices }): Promise<void> {
-  const { trace } = options;
-  const { store, blobs, config, catalog } = app.services;
+export async function evaluationRoutes(app: FastifyInstance, options: { trace: TraceServices; models: ModelCaller }): Promise<void> {
+  const { trace, models: caller } = options;
   const jobs = new BackgroundJobs(app.log);
   app.addHook("onClose", () => jobs.close());
   const common = traceRoute("evaluations");
 
   /** What the chat endpoint would do for this caller, as the models' runner. */
   const recorderFor = (request: FastifyRequest, projectId: string) => {
-    const context: PrepareContext = { entity: principalOf(request).entity, headerRequestId: undefined, engines: app.services.engines, resolver: { db: store.db, blobs, dataDir: config.dataDir, catalog }, limits: config.chat };
-    const recorder = new CallRecorder(trace, projectId, traceUserId(request), (body, signal) => completeChat(chatRequestOf(body), context, signal), jobs.signal);
+    const { entity } = principalOf(request);
+    const recorder = new CallRecorder(trace, projectId, traceUserId(request), (body, signal) => caller.complete(entity, body, signal), jobs.signal);
     /** Every model a run will call must resolve now, so a typo is a 404 rather than a failed run. */
     const checkModels = async (models: LlmModel[]) => {
-      for (const modelId of new Set(models.map((model) => model.modelId))) await checkChatModel(modelId, context);
+      for (const modelId of new Set(models.map((model) => model.modelId))) await caller.check(entity, modelId);
     };
     return { recorder, checkModels };
   };

@@ -1,6 +1,6 @@
 import type { ImageUpstreamConfig } from "../../../config.js";
 import { TraceBadRequest } from "../../../store/trace/errors.js";
-import { badGateway, errorMessageOfText } from "../../chat/upstream/upstream-client.js";
+import { badGateway, errorMessageOfText } from "../../upstream-errors.js";
 
 /** What `/image/create` forwards: OpenAI's image generation request, as Weave's inputs name it. */
 export interface ImageGenerationRequest {
