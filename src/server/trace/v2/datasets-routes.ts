@@ -1,16 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
-import { CreatedRes, DatasetRes, DeleteRes } from "./protocol.js";
-
-const DatasetCreateBody = z.object({ name: OptionalString, description: OptionalString, rows: z.array(JsonDict) });
+import { CreatedRes, DatasetCreateBody, DatasetRes, DeleteRes } from "./protocol.js";
 
 /** /v2/{entity}/{project}/datasets: a Dataset object over a table of rows (`docs/api/trace.md#v2-objects`). */
 export async function v2DatasetRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {

@@ -1,32 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { queryEvalResults } from "../../../trace/evaluations/results.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
-import { EvalResultsRes } from "./protocol.js";
+import { EvalResultsQueryBody, EvalResultsRes } from "./protocol.js";
 import { pathProject } from "../common/project.js";
-import { zQuery } from "../common/query-schema.js";
-import { StringList } from "../common/schemas.js";
 import { traceRoute } from "../common/scope.js";
 import { ProjectPath } from "./common.js";
-
-const EvalResultsQueryBody = z.object({
-  evaluation_call_ids: StringList.nullish(),
-  evaluation_run_ids: StringList.nullish(),
-  require_intersection: z.boolean().default(false),
-  include_raw_data_rows: z.boolean().default(false),
-  resolve_row_refs: z.boolean().default(false),
-  include_rows: z.boolean().default(true),
-  include_summary: z.boolean().default(false),
-  summary_require_intersection: z.boolean().nullish(),
-  include_predict_and_score_children: z.boolean().default(true),
-  include_costs: z.boolean().default(false),
-  sort_by: z.array(z.object({ field: z.string(), direction: z.enum(["asc", "desc"]).default("asc"), evaluation_call_id: z.string().nullish(), mode: z.enum(["value", "difference"]).default("value") })).nullish(),
-  filters: z.array(z.object({ evaluation_call_id: z.string().nullish(), query: zQuery })).nullish(),
-  filter_logic_operator: z.enum(["and", "or"]).default("or"),
-  limit: z.number().int().min(0).nullish(),
-  offset: z.number().int().min(0).default(0),
-});
 
 /**
  * POST /v2/{entity}/{project}/eval_results/query (`docs/api/trace.md#v2-objects`): evaluation results grouped

@@ -1,22 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { pathProject, traceUserId } from "../common/project.js";
-import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
-import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.js";
-import { DeleteRes, EvaluationRunCreateRes, EvaluationRunRes, SuccessRes } from "./protocol.js";
-
-const RunCreateBody = z.object({ evaluation: z.string().describe("Evaluation ref"), model: z.string().describe("Model ref"), source_evaluation_run_id: OptionalString });
-const RunPath = ProjectPath.extend({ evaluation_run_id: z.string() });
-/** The public spec's filter names, and the Python client's (`evaluation_refs`, `model_refs`). */
-const RunListQuery = ListQuery.extend({ evaluations: ListParam, models: ListParam, evaluation_refs: ListParam, model_refs: ListParam, evaluation_run_ids: ListParam });
-const RunDeleteQuery = z.object({ evaluation_run_ids: ListParam });
-/** The finish body may be absent. */
-const RunFinishBody = z.object({ summary: JsonDict.nullish() }).nullish();
+import { listParam, pageOf, ProjectPath } from "./common.js";
+import { DeleteRes, EvaluationRunCreateRes, EvaluationRunRes, RunCreateBody, RunDeleteQuery, RunFinishBody, RunListQuery, RunPath, SuccessRes } from "./protocol.js";
 
 /**
  * /v2/{entity}/{project}/evaluation_runs (`docs/api/trace.md#v2-objects`): evaluation runs stored as

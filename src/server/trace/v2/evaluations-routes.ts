@@ -1,24 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { JsonDict, OptionalString, StringList } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
-import { DeleteRes, EvaluationCreateRes, EvaluationRes } from "./protocol.js";
-
-const EvaluationCreateBody = z.object({
-  name: z.string(),
-  description: OptionalString,
-  dataset: z.string().describe("Dataset ref (weave:///...)"),
-  scorers: StringList.nullish(),
-  trials: z.number().int().min(1).default(1),
-  evaluation_name: OptionalString,
-  eval_attributes: JsonDict.nullish(),
-});
+import { DeleteRes, EvaluationCreateBody, EvaluationCreateRes, EvaluationRes } from "./protocol.js";
 
 /**
  * /v2/{entity}/{project}/evaluations: an Evaluation object with its placeholder ops

@@ -1,16 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { JsonDict, OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
-import { DeleteRes, ModelCreateRes, ModelRes } from "./protocol.js";
-
-const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });
+import { DeleteRes, ModelCreateBody, ModelCreateRes, ModelRes } from "./protocol.js";
 
 /**
  * /v2/{entity}/{project}/models: a Model object with its source file and attributes

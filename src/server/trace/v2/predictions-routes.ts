@@ -5,22 +5,9 @@ import type { TraceServices } from "../../../trace/services.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
 import { pathProject, traceUserId } from "../common/project.js";
-import { JsonDict, OptionalString, RequiredJson } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
-import { ListParam, listParam, ListQuery, pageOf, ProjectPath } from "./common.js";
-import { DeleteRes, PredictionCreateRes, PredictionRes, ScoreCreateRes, ScoreRes, SuccessRes } from "./protocol.js";
-
-const PredictionCreateBody = z.object({
-  model: z.string().describe("Model ref"),
-  inputs: JsonDict,
-  output: z.unknown(),
-  evaluation_run_id: OptionalString,
-  genai_span_ref: z.array(z.object({ trace_id: z.string(), span_id: z.string() })).nullish(),
-});
-const ScoreCreateBody = z.object({ prediction_id: z.string(), scorer: z.string().describe("Scorer ref"), value: RequiredJson, evaluation_run_id: OptionalString });
-const PredictionPath = ProjectPath.extend({ prediction_id: z.string() });
-const ScorePath = ProjectPath.extend({ score_id: z.string() });
-const RunListQuery = ListQuery.extend({ evaluation_run_id: z.string().optional() });
+import { ListParam, listParam, pageOf, ProjectPath } from "./common.js";
+import { DeleteRes, PredictionCreateBody, PredictionCreateRes, PredictionPath, PredictionRes, PredictionListQuery, ScoreCreateBody, ScoreCreateRes, ScorePath, ScoreRes, SuccessRes } from "./protocol.js";
 
 /**
  * /v2/{entity}/{project}/predictions and /scores (`docs/api/trace.md#v2-objects`): predictions are model
@@ -50,7 +37,7 @@ export async function v2PredictionRoutes(app: FastifyInstance, options: { trace:
 
   defineRoute(
     app,
-    { method: "GET", url: "/v2/:entity/:project/predictions", summary: "List predictions as JSON Lines", params: ProjectPath, query: RunListQuery, stream: PredictionRes, streamFormat: "jsonl", ...common },
+    { method: "GET", url: "/v2/:entity/:project/predictions", summary: "List predictions as JSON Lines", params: ProjectPath, query: PredictionListQuery, stream: PredictionRes, streamFormat: "jsonl", ...common },
     async ({ params, query }, request, reply) => sendJsonLines(request, reply, await predictions.listPredictions(pathProject(request, params), query.evaluation_run_id, pageOf(query)), stringifyJsonLossless),
   );
 
@@ -85,7 +72,7 @@ export async function v2PredictionRoutes(app: FastifyInstance, options: { trace:
 
   defineRoute(
     app,
-    { method: "GET", url: "/v2/:entity/:project/scores", summary: "List scores as JSON Lines", params: ProjectPath, query: RunListQuery, stream: ScoreRes, streamFormat: "jsonl", ...common },
+    { method: "GET", url: "/v2/:entity/:project/scores", summary: "List scores as JSON Lines", params: ProjectPath, query: PredictionListQuery, stream: ScoreRes, streamFormat: "jsonl", ...common },
     async ({ params, query }, request, reply) => sendJsonLines(request, reply, await predictions.listScores(pathProject(request, params), query.evaluation_run_id, pageOf(query)), stringifyJsonLossless),
   );
 

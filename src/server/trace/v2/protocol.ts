@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { PyFloat, PyInt } from "../../../python-format.js";
+import { zQuery } from "../common/query-schema.js";
+import { JsonDict, OptionalString, RequiredJson, StringList } from "../common/schemas.js";
+import { ListParam, ListQuery, ProjectPath } from "./common.js";
 
-/** Answers of the v2 object API (`docs/api/trace.md#v2-objects`): ops, datasets, scorers, evaluations and models. */
+/** Requests and answers of the v2 API (`docs/api/trace.md#v2-objects`): ops, datasets, scorers, evaluations, models, evaluation runs, predictions and scores. */
 
 /** What every create answers: the new version. */
 const Created = z.object({ digest: z.string(), object_id: z.string(), version_index: z.int().min(0) });
@@ -133,3 +136,77 @@ export const EvalResultsRes = z.object({
   summary: EvalSummaryRes.nullable().describe("Only with include_summary"),
   warnings: z.array(z.string()),
 });
+
+/** Request bodies and queries of the v2 routes. */
+
+// datasets
+
+export const DatasetCreateBody = z.object({ name: OptionalString, description: OptionalString, rows: z.array(JsonDict) });
+
+// eval-results
+
+export const EvalResultsQueryBody = z.object({
+  evaluation_call_ids: StringList.nullish(),
+  evaluation_run_ids: StringList.nullish(),
+  require_intersection: z.boolean().default(false),
+  include_raw_data_rows: z.boolean().default(false),
+  resolve_row_refs: z.boolean().default(false),
+  include_rows: z.boolean().default(true),
+  include_summary: z.boolean().default(false),
+  summary_require_intersection: z.boolean().nullish(),
+  include_predict_and_score_children: z.boolean().default(true),
+  include_costs: z.boolean().default(false),
+  sort_by: z.array(z.object({ field: z.string(), direction: z.enum(["asc", "desc"]).default("asc"), evaluation_call_id: z.string().nullish(), mode: z.enum(["value", "difference"]).default("value") })).nullish(),
+  filters: z.array(z.object({ evaluation_call_id: z.string().nullish(), query: zQuery })).nullish(),
+  filter_logic_operator: z.enum(["and", "or"]).default("or"),
+  limit: z.number().int().min(0).nullish(),
+  offset: z.number().int().min(0).default(0),
+});
+
+// evaluation-runs
+/** The public spec's filter names, and the Python client's (`evaluation_refs`, `model_refs`). */
+export const RunListQuery = ListQuery.extend({ evaluations: ListParam, models: ListParam, evaluation_refs: ListParam, model_refs: ListParam, evaluation_run_ids: ListParam });
+export const RunDeleteQuery = z.object({ evaluation_run_ids: ListParam });
+/** The finish body may be absent. */
+export const RunFinishBody = z.object({ summary: JsonDict.nullish() }).nullish();
+
+export const RunCreateBody = z.object({ evaluation: z.string().describe("Evaluation ref"), model: z.string().describe("Model ref"), source_evaluation_run_id: OptionalString });
+export const RunPath = ProjectPath.extend({ evaluation_run_id: z.string() });
+
+// evaluations
+
+export const EvaluationCreateBody = z.object({
+  name: z.string(),
+  description: OptionalString,
+  dataset: z.string().describe("Dataset ref (weave:///...)"),
+  scorers: StringList.nullish(),
+  trials: z.number().int().min(1).default(1),
+  evaluation_name: OptionalString,
+  eval_attributes: JsonDict.nullish(),
+});
+
+// models
+
+export const ModelCreateBody = z.object({ name: z.string(), description: OptionalString, source_code: z.string(), attributes: JsonDict.nullish() });
+
+// ops
+
+export const OpCreateBody = z.object({ name: OptionalString, source_code: OptionalString });
+
+// predictions
+
+export const PredictionCreateBody = z.object({
+  model: z.string().describe("Model ref"),
+  inputs: JsonDict,
+  output: z.unknown(),
+  evaluation_run_id: OptionalString,
+  genai_span_ref: z.array(z.object({ trace_id: z.string(), span_id: z.string() })).nullish(),
+});
+export const ScoreCreateBody = z.object({ prediction_id: z.string(), scorer: z.string().describe("Scorer ref"), value: RequiredJson, evaluation_run_id: OptionalString });
+export const PredictionPath = ProjectPath.extend({ prediction_id: z.string() });
+export const ScorePath = ProjectPath.extend({ score_id: z.string() });
+export const PredictionListQuery = ListQuery.extend({ evaluation_run_id: z.string().optional() });
+
+// scorers
+
+export const ScorerCreateBody = z.object({ name: z.string(), description: OptionalString, op_source_code: z.string() });

@@ -1,16 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import type { V2ObjectResources } from "../../../trace/v2-resources.js";
 import { defineRoute } from "../../routes.js";
 import { sendJsonLines } from "../common/json-lines.js";
-import { OptionalString } from "../common/schemas.js";
 import { traceRoute, useLosslessJson } from "../common/scope.js";
 import { pathProject, traceUserId } from "../common/project.js";
 import { createdFields, DeleteQuery, digestsOf, headerFields, ListQuery, ObjectPath, pageOf, ProjectPath, VersionPath } from "./common.js";
-import { DeleteRes, ScorerCreateRes, ScorerRes } from "./protocol.js";
-
-const ScorerCreateBody = z.object({ name: z.string(), description: OptionalString, op_source_code: z.string() });
+import { DeleteRes, ScorerCreateBody, ScorerCreateRes, ScorerRes } from "./protocol.js";
 
 /** /v2/{entity}/{project}/scorers: a Scorer object with score and summarize ops (`docs/api/trace.md#v2-objects`). */
 export async function v2ScorerRoutes(app: FastifyInstance, options: { v2: V2ObjectResources }): Promise<void> {
