@@ -77,12 +77,7 @@ function finite(value: number): number {
   return Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, value));
 }
 
-/** The number a string spells under the loose reading (beyond the double range: clamped), if any. */
-export function spelledNumber(text: string): number | undefined {
-  return spelled(text)?.value;
-}
-
-/** As `spelledNumber`, and whether the numeral is read exactly. */
+/** The number a string spells under the loose reading (beyond the double range: clamped), if any, and whether the numeral is read exactly. */
 function spelled(text: string): { value: number; exact: boolean } | undefined {
   // Most strings are not numbers: their first character tells.
   const first = text.charCodeAt(0);
