@@ -22,10 +22,14 @@ export function decodeJobWorkInThread(stored: StoredJobWork): Promise<DecodedJob
   return decoder.decode(stored);
 }
 
-/** A request to the decoding thread and the reply it waits for. */
+/** A request to the decoding thread, and its answer (the same `id`). */
 export interface JobWorkThreadRequest {
   id: number;
   packed: PackedStoredWork;
+}
+export interface JobWorkThreadAnswer {
+  id: number;
+  reply: JobWorkThreadReply;
 }
 
 let decoder: DecoderThread | undefined;
@@ -57,7 +61,7 @@ class DecoderThread {
     if (this.thread) return this.thread;
     const thread = spawnModuleThread(import.meta.url, "./job-work-thread");
     thread.unref();
-    thread.on("message", ({ id, reply }: { id: number; reply: JobWorkThreadReply }) => {
+    thread.on("message", ({ id, reply }: JobWorkThreadAnswer) => {
       const waiter = this.waiting.get(id);
       this.waiting.delete(id);
       if (this.waiting.size === 0) thread.unref();

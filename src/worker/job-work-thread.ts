@@ -1,6 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import { decodeJobWork } from "./job-input.js";
-import { describeJobWork, type JobWorkThreadReply, type JobWorkThreadRequest } from "./job-work-in-thread.js";
+import { describeJobWork, type JobWorkThreadAnswer, type JobWorkThreadReply, type JobWorkThreadRequest } from "./job-work-in-thread.js";
 import { unpackStoredWork } from "./stored-work-transfer.js";
 
 /**
@@ -17,5 +17,5 @@ parentPort!.on("message", ({ id, packed }: JobWorkThreadRequest) => {
   } catch (error) {
     reply = { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
-  parentPort!.postMessage({ id, reply }, reply.ok ? [reply.work.encoded.buffer as ArrayBuffer] : []);
+  parentPort!.postMessage({ id, reply } satisfies JobWorkThreadAnswer, reply.ok ? [reply.work.encoded.buffer as ArrayBuffer] : []);
 });
