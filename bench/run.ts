@@ -32,6 +32,7 @@ const BENCHES: Bench[] = [
   { name: "runtime", file: "engine-runtime.ts", what: "decode throughput at 1, 8 and 16 streams through the runtime", quick: { env: { BENCH_TOKENS: "16", BENCH_HIDDEN: "256", BENCH_LAYERS: "4" } } },
   { name: "chat", file: "chat.ts", what: "what HTTP adds to time to first token and per-token latency", quick: { env: { BENCH_ROUNDS: "2", BENCH_HIDDEN: "256", BENCH_LAYERS: "4" } } },
   { name: "trace", file: "trace.ts", what: "trace ingest calls/s and query latency at two store sizes", quick: { args: ["--calls", "5000", "--large", "20000", "--runs", "10"] } },
+  { name: "trace-answer", file: "trace-answer.ts", what: "call rows to a query answer: parsed and re-serialized, or stored JSON spliced", quick: { env: { BENCH_CALLS: "10000", BENCH_ROUNDS: "1" } } },
   { name: "train-step", file: "train-step.ts", what: "tokens/s of one RL step, one SFT step and a scoring pass", quick: { env: { BENCH_ROW: "256", BENCH_STEPS: "1" } } },
   { name: "train-jobs", file: "train-jobs.ts", what: "whole SFT and RL jobs through the trainer thread", quick: { env: { BENCH_HIDDEN: "128", BENCH_LAYERS: "2", BENCH_RL_JOBS: "1" } } },
   { name: "train", file: "train-vs-pytorch.ts", what: "Flywheel's trainer beside transformers + PEFT on the same checkpoints and rows", quick: { args: ["--quick"] } },

@@ -171,7 +171,10 @@ runIt("web UI in Chromium", () => {
   it("adds selected calls to a dataset and browses its rows", async () => {
     await page.goto(`${base}/#/traces?project=demo`);
     await expect.poll(() => page.textContent("[data-testid=call-count]")).toBe("3 calls");
-    const boxes = await page.$$("[data-testid=call-list] .call-line input[type=checkbox]");
+    // The count may come before the rows: wait for the rows' boxes.
+    const boxSelector = "[data-testid=call-list] .call-line input[type=checkbox]";
+    await expect.poll(() => page.$$eval(boxSelector, (boxes) => boxes.length)).toBe(3);
+    const boxes = await page.$$(boxSelector);
     await boxes[0]!.check();
     await boxes[1]!.check();
     await page.fill("[data-testid=add-to-dataset] input", "from traces");

@@ -4,7 +4,7 @@ import { type CallStatsRequest, type CallStatsResult, callStats } from "./calls/
 import { TurnBudget } from "../event-loop-turns.js";
 import { countCalls, MAX_FILTER_LENGTH, queryCallRows, totalStorageOfMatchedTraces } from "./calls/query.js";
 import { type CallField, selectedFields, toCallSchema } from "./calls/records.js";
-import type { CallSchema, CallsFilter, CallsQuery, CallWrite } from "./calls/types.js";
+import type { CallSchema, CallsFilter, CallsQuery, CallWrite, SendableCall } from "./calls/types.js";
 import { type AggregatedUsage, type UsageCall, usageWithDescendants } from "./calls/usage.js";
 import { GroupCommit } from "./calls/group-commit.js";
 import { candidateLimit, leafCandidates } from "./calls/leaf-query.js";
@@ -41,6 +41,8 @@ export interface TraceCallStore extends CallHeaderLookup {
   updateDisplayName(projectId: string, callId: string, displayName: string): Promise<void>;
   deleteCalls(projectId: string, callIds: string[]): Promise<number>;
   queryCalls(q: CallsQuery, options?: CallsReadOptions): AsyncGenerator<CallSchema[]>;
+  /** The same calls, for an answer: inputs, output and attributes as their stored JSON text where they can be. */
+  queryCallsToSend(q: CallsQuery, options?: CallsReadOptions): AsyncGenerator<SendableCall[]>;
   countCalls(q: CallsQuery, limit?: number): Promise<{ count: number; hasMore: boolean }>;
   totalStorageSize(q: CallsQuery): Promise<number>;
   callsUsage(req: { projectId: string; callIds: string[]; includeCosts: boolean; limit: number }): Promise<UsageResult>;
@@ -107,16 +109,24 @@ export class SqlTraceCallStore implements TraceCallStore {
     return deleteCalls(this.db, this.store.dialect, projectId, callIds);
   }
 
-  async *queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
+  queryCalls(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<CallSchema[]> {
+    return this.readCalls(q, options, (row, fields) => toCallSchema(row, fields));
+  }
+
+  queryCallsToSend(q: CallsQuery, options: CallsReadOptions = {}): AsyncGenerator<SendableCall[]> {
+    return this.readCalls(q, options, (row, fields) => toCallSchema(row, fields, true));
+  }
+
+  private async *readCalls<C extends SendableCall>(q: CallsQuery, options: CallsReadOptions, convert: (row: Record<string, unknown>, fields: CallField[]) => C): AsyncGenerator<C[]> {
     const fields: CallField[] = selectedFields(q.columns, options.includeCosts === true);
     await this.statistics.beforeRead();
     // Converting a page (parsing each call's JSON) hands the event loop back every few ms.
     const turns = new TurnBudget();
     for await (const rows of queryCallRows(this.db, this.sql, q, fields, { candidates: await this.candidates(q) })) {
-      const calls: CallSchema[] = [];
+      const calls: C[] = [];
       for (const row of rows) {
         await turns.spend();
-        calls.push(toCallSchema(row, fields));
+        calls.push(convert(row, fields));
       }
       if (options.includeCosts) await this.attachCosts(q.projectId, calls);
       if (options.includeFeedback) await this.attachFeedback(q.projectId, calls);
@@ -278,7 +288,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   /** Adds `summary.weave.costs` to the calls that have a price for some LLM of their usage. */
-  private async attachCosts(projectId: string, calls: CallSchema[]): Promise<void> {
+  private async attachCosts(projectId: string, calls: SendableCall[]): Promise<void> {
     const models = new Set<string>();
     for (const call of calls) {
       const usage = call.summary?.usage;
@@ -294,7 +304,7 @@ export class SqlTraceCallStore implements TraceCallStore {
   }
 
   /** Adds `summary.weave.feedback`: the feedback whose weave_ref is the call. */
-  private async attachFeedback(projectId: string, calls: CallSchema[]): Promise<void> {
+  private async attachFeedback(projectId: string, calls: SendableCall[]): Promise<void> {
     const byCall = await feedbackForCalls(
       this.db,
       projectId,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { MetricSpec } from "../../../store/trace/buckets.js";
-import type { CallSchema, CallsQuery } from "../../../store/trace/calls/types.js";
+import type { CallSchema, CallsQuery, SendableCall } from "../../../store/trace/calls/types.js";
+import { stringifyWithJsonText } from "../../../store/trace/json-text.js";
 import { ApiError } from "../../errors.js";
 import { stringifyJsonLossless } from "../../../trace/json/lossless.js";
 import { defineRoute } from "../../routes.js";
@@ -64,15 +65,29 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
   const { calls, refs } = options.trace;
   const common = traceRoute("calls");
 
-  /** Pages of matching calls with costs, feedback and expanded refs as the request asks. */
-  async function* callPages(body: CallsQueryBody): AsyncGenerator<CallSchema[]> {
-    const expand = expandsRefs(body);
-    for await (const page of calls.queryCalls(toCallsQuery(body), { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true })) {
-      if (expand) await expandColumns(body.project_id, page, body.expand_columns!, refs);
+  /**
+   * Pages of matching calls with costs, feedback and expanded refs as the request asks. Unless refs
+   * are expanded (which walks the values), the stored JSON goes out as its text, never parsed.
+   */
+  async function* callPages(body: CallsQueryBody): AsyncGenerator<SendableCall[]> {
+    const query = toCallsQuery(body);
+    const options = { includeCosts: body.include_costs === true, includeFeedback: body.include_feedback === true };
+    const pages = expandsRefs(body) ? withExpandedRefs(body, calls.queryCalls(query, options)) : calls.queryCallsToSend(query, options);
+    for await (const page of pages) {
       if (body.include_usernames) await attachUsernames(app.services.store.db, page);
       yield page;
     }
   }
+
+  async function* withExpandedRefs(body: CallsQueryBody, pages: AsyncGenerator<CallSchema[]>): AsyncGenerator<CallSchema[]> {
+    for await (const page of pages) {
+      await expandColumns(body.project_id, page, body.expand_columns!, refs);
+      yield page;
+    }
+  }
+
+  /** Expanded values come from stored objects, whose floats keep their Python spelling (1.0). */
+  const serializer = (body: CallsQueryBody) => (expandsRefs(body) ? stringifyJsonLossless : stringifyWithJsonText);
 
   defineRoute(app, { method: "POST", url: "/calls/stream_query", summary: "Query calls (JSON Lines)", body: CallsQueryReq, stream: CallSchemaRes, streamFormat: "jsonl", ...common }, async ({ body }, request, reply) => {
     resolveProject(request, body.project_id);
@@ -84,8 +99,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
       yield* first.value;
       for await (const page of pages) yield* page;
     }
-    // Expanded values come from stored objects, whose floats keep their Python spelling (1.0).
-    return sendJsonLines(request, reply, rows(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
+    return sendJsonLines(request, reply, rows(), serializer(body));
   });
 
   // The same rows as one JSON object, written page by page rather than built whole in memory.
@@ -98,7 +112,7 @@ export async function callQueryRoutes(app: FastifyInstance, options: { trace: Tr
       yield first.value;
       yield* pages;
     }
-    return sendJsonArrayObject(request, reply, "calls", all(), expandsRefs(body) ? stringifyJsonLossless : JSON.stringify);
+    return sendJsonArrayObject(request, reply, "calls", all(), serializer(body));
   });
 
   defineRoute(app, { method: "POST", url: "/call/read", summary: "Read one call", body: CallReadReq, response: CallReadRes, ...common }, async ({ body }, request) => {

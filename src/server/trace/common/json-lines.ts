@@ -20,8 +20,10 @@ export async function sendJsonLines(request: FastifyRequest, reply: FastifyReply
   try {
     for await (const row of rows) {
       await turns.spend();
-      check?.(row);
-      if (!raw.write(`${serialize(row)}\n`)) await new Promise((resolve) => raw.once("drain", resolve));
+      const line = serialize(row);
+      // The check reads the line as a client will (rows may hold spliced JSON text).
+      check?.(JSON.parse(line));
+      if (!raw.write(`${line}\n`)) await new Promise((resolve) => raw.once("drain", resolve));
     }
     raw.end();
   } catch (error) {

@@ -1,6 +1,7 @@
 import { refName } from "../refs.js";
 import { millisBetween } from "../timestamps.js";
-import type { CallSchema } from "./types.js";
+import { JsonText } from "../json-text.js";
+import type { CallSchema, SendableCall } from "./types.js";
 
 /** Every CallSchema column stored on a call row, in response order. */
 export const CALL_FIELDS = [
@@ -45,12 +46,28 @@ export function selectedFields(columns: string[] | null | undefined, includeCost
 
 const parseJson = (text: unknown): unknown => (typeof text === "string" ? JSON.parse(text) : (text ?? null));
 
-/** A stored row (selected columns, plus otel_dump and sizes when asked) as the API's CallSchema. */
-export function toCallSchema(row: Record<string, unknown>, fields: readonly CallField[]): CallSchema {
+/**
+ * Stored JSON columns a call answer can carry as their text (`JsonText`): all but summary, which is
+ * derived. Attributes only when they are an object and no OpenTelemetry span joins them.
+ */
+function keepsText(field: CallField, value: unknown, row: Record<string, unknown>): value is string {
+  if (typeof value !== "string") return false;
+  if (field === "inputs" || field === "attributes") return value.startsWith("{") && (field === "inputs" || typeof row.otel_dump !== "string");
+  return field === "output";
+}
+
+/**
+ * A stored row (selected columns, plus otel_dump and sizes when asked) as the API's CallSchema.
+ * With `jsonAsText`, inputs, output and attributes stay their stored text (`SendableCall`).
+ */
+export function toCallSchema(row: Record<string, unknown>, fields: readonly CallField[]): CallSchema;
+export function toCallSchema(row: Record<string, unknown>, fields: readonly CallField[], jsonAsText: true): SendableCall;
+export function toCallSchema(row: Record<string, unknown>, fields: readonly CallField[], jsonAsText = false): CallSchema | SendableCall {
   const call: Record<string, unknown> = {};
   for (const field of fields) {
     const value = row[field];
-    call[field] = JSON_FIELDS.has(field) ? parseJson(value) : (value ?? null);
+    if (!JSON_FIELDS.has(field)) call[field] = value ?? null;
+    else call[field] = jsonAsText && keepsText(field, value, row) ? new JsonText(value) : parseJson(value);
   }
   if (call.display_name === "") call.display_name = null;
   if (!("attributes" in call)) call.attributes = {};

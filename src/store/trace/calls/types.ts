@@ -1,3 +1,4 @@
+import type { JsonText } from "../json-text.js";
 import type { Operation, SortBy } from "../query/ast.js";
 
 /** A call's start (`StartedCallSchemaForInsert`), validated and with server-filled ids. */
@@ -94,3 +95,9 @@ export interface CallSchema {
   storage_size_bytes?: number | null;
   total_storage_size_bytes?: number | null;
 }
+
+/** A call on its way into an answer: inputs, output and attributes may be their stored JSON text. */
+export type SendableCall = Omit<CallSchema, "attributes" | "inputs"> & {
+  attributes?: CallSchema["attributes"] | JsonText;
+  inputs?: CallSchema["inputs"] | JsonText;
+};
