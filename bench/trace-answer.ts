@@ -54,7 +54,5 @@ for (let round = 1; round <= ROUNDS; round++) {
   const parsed = time((row) => JSON.stringify(toCallSchema(row, CALL_FIELDS)));
   const spliced = time((row) => stringifyWithJsonText(toCallSchema(row, CALL_FIELDS, true)));
   if (parsed.bytes !== spliced.bytes) throw new Error(`the answers differ: ${parsed.bytes} and ${spliced.bytes} characters`);
-  console.log(
-    `round ${round}: ${CALLS} calls, ${(parsed.bytes / 1e6).toFixed(1)} MB: parsed and re-serialized ${parsed.ms.toFixed(0)} ms, spliced ${spliced.ms.toFixed(0)} ms (${(parsed.ms / spliced.ms).toFixed(1)}x)`,
-  );
+  console.log(`round ${round}: ${CALLS} calls, ${(parsed.bytes / 1e6).toFixed(1)} MB: parsed and re-serialized ${parsed.ms.toFixed(0)} ms, spliced ${spliced.ms.toFixed(0)} ms (${(parsed.ms / spliced.ms).toFixed(1)}x)`);
 }
