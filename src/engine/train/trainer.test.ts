@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { tinyModel } from "../../testing/models.js";
 import { TsKernels } from "../kernels/ts/index.js";
+import { createLoraAdapter } from "../lora/init.js";
 import { loadModel } from "../model/load.js";
 import { packSftBatch, packSftRows } from "./sft-packing.js";
 import { sftLossInputs } from "./sft.js";
@@ -128,5 +129,30 @@ describe("packSftRows", () => {
     labels[5] = rows[0]!.tokens[5]!;
     expect(() => packSftRows([{ ...rows[0]!, labels }], 5)).toThrow(/first token after the shared prefix/);
     expect(() => packSftRows([], 0)).toThrow(/at least one row/);
+  });
+});
+
+describe("Trainers of one model", () => {
+  it("share its training buffers and still step exactly as a trainer alone", () => {
+    const model = freshModel();
+    const rows = rowsWithPrefix();
+    const adapterOf = (seed: number) => {
+      const adapter = createLoraAdapter(model.config, { seed });
+      // PEFT starts B at zero; a nonzero B gives both factors gradients from the first step.
+      for (const tensor of adapter.parameters()) for (let i = 0; i < tensor.length; i++) tensor[i] ||= 0.01 * Math.sin(seed + i);
+      return adapter;
+    };
+    const alone = new Trainer(model.transformer, adapterOf(1));
+    const losses = [0, 1, 2].map(() => alone.sftStep({ rows, learningRate: 1e-3 }).loss);
+
+    // The same steps with another trainer's steps (other rows, other lengths) between them.
+    const [first, second] = [new Trainer(model.transformer, adapterOf(1)), new Trainer(model.transformer, adapterOf(2))];
+    const interleaved: number[] = [];
+    for (let step = 0; step < 3; step++) {
+      interleaved.push(first.sftStep({ rows, learningRate: 1e-3 }).loss);
+      second.sftStep({ rows: rows.slice(step), learningRate: 1e-3 });
+    }
+    expect(interleaved).toEqual(losses);
+    expect(first.adapter!.parameters()).toEqual(alone.adapter!.parameters());
   });
 });

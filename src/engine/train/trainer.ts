@@ -67,7 +67,7 @@ export class Trainer {
     options: TrainerOptions = {},
   ) {
     const { optimizerState, ...modelOptions } = options;
-    this.model = new TrainingModel(transformer, modelOptions);
+    this.model = TrainingModel.shared(transformer, modelOptions);
     if (target === "full") {
       this.adapter = null;
       const gradients = new ModelGradients(transformer);

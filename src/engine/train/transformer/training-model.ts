@@ -35,6 +35,23 @@ export interface ScoreRequest {
  * reentrant: one pass at a time (one per worker thread).
  */
 export class TrainingModel {
+  private static readonly byTransformer = new WeakMap<Transformer, Map<string, TrainingModel>>();
+
+  /**
+   * The one training model of `transformer` with these options. Its buffers (a step's activations
+   * and gradients, hundreds of MB for long rows) are made once and kept for every trainer of the
+   * model: a job's trainer is new, and allocating them afresh cost its first steps 3-5 times their
+   * time in page faults (D-TRAINER-051).
+   */
+  static shared(transformer: Transformer, options: TrainingModelOptions = {}): TrainingModel {
+    let models = TrainingModel.byTransformer.get(transformer);
+    if (!models) TrainingModel.byTransformer.set(transformer, (models = new Map()));
+    const key = `${options.logitsChunkRows ?? ""}/${options.activationBudgetBytes ?? ""}`;
+    let model = models.get(key);
+    if (!model) models.set(key, (model = new TrainingModel(transformer, options)));
+    return model;
+  }
+
   private readonly layer: DecoderLayer;
   private readonly layerBackward: DecoderLayerBackward;
   private readonly attention: PackedAttention;
