@@ -127,7 +127,7 @@ function rowsSpec(benchCase: BenchCase, tokenizerSize: number): RowsSpec {
     promptLength: length / 2,
     mode: benchCase.mode,
     measures: benchCase.measures,
-    warmup: 1,
+    warmup: quick ? benchCase.warmup.quick : benchCase.warmup.full,
     steps: quick ? benchCase.steps.quick : benchCase.steps.full,
     learningRate: 1e-4,
     lora: LORA,

@@ -28,6 +28,12 @@ export interface BenchCase {
   measures: RowsSpec["measures"];
   /** Rows per step and tokens per row, full and quick. */
   rows: { full: [number, number]; quick: [number, number] };
+  /**
+   * Untimed steps first, then timed ones. Both sides take a few steps to settle (allocator,
+   * JIT, caches): on tiny-chat PyTorch's first steps took 398, 133, 109 ms before 80–90, and
+   * Flywheel's 274, 59, 56 ms before 40–45 (2 threads), so one warm-up step timed the settling.
+   */
+  warmup: { full: number; quick: number };
   steps: { full: number; quick: number };
   /** Large: left out by --skip-large. */
   large?: boolean;
@@ -44,7 +50,8 @@ export const CASES: BenchCase[] = [
     mode: "full",
     measures: ["step"],
     rows: { full: [8, 128], quick: [4, 64] },
-    steps: { full: 5, quick: 2 },
+    warmup: { full: 3, quick: 1 },
+    steps: { full: 7, quick: 2 },
   },
   {
     name: "qwen2-4m",
@@ -54,7 +61,8 @@ export const CASES: BenchCase[] = [
     mode: "lora",
     measures: ["step", "score"],
     rows: { full: [2, 512], quick: [2, 128] },
-    steps: { full: 3, quick: 1 },
+    warmup: { full: 3, quick: 1 },
+    steps: { full: 5, quick: 1 },
   },
   {
     name: "qwen2.5-0.5b",
@@ -64,6 +72,7 @@ export const CASES: BenchCase[] = [
     mode: "lora",
     measures: ["step"],
     rows: { full: [1, 512], quick: [1, 128] },
+    warmup: { full: 1, quick: 1 },
     steps: { full: 2, quick: 1 },
     large: true,
   },
