@@ -11,10 +11,13 @@
  *   --quick                fewer steps and shorter rows, one thread count, no large case unless named
  *   --flywheel-timeout S   stop a Flywheel run after S seconds and report from the steps it finished (default 900)
  *   --sides LIST           pytorch, flywheel (default both; one alone, e.g. to add a thread count to an earlier run)
+ *   --rounds N             runs of each side, taken in turn (default 3, 1 for the large case and --quick)
  *
  * Each side loads the model on its own kernels (Flywheel: the backend training selects, printed
- * with the results), runs warm-up steps, then timed ones; tokens/s is the rows' tokens over the
- * median step time, and tokens per CPU-second the same over the median CPU time of a step (what a
+ * with the results), runs warm-up steps, then timed ones. The sides take turns, a process per run
+ * (PyTorch, Flywheel, PyTorch, …): a shared machine's speed drifts by a third from one minute to
+ * the next, and turns give both sides the same drift. Tokens/s is the rows' tokens over the
+ * median step time of all of a side's timed steps, and tokens per CPU-second the same over the median CPU time of a step (what a
  * step costs when the machine is shared; threads that spin while waiting count too). Both print the loss of every step, so the first losses show that they
  * computed the same thing. The Python environment (scripts/python/env.mjs) and the checkpoints are
  * made on first use under bench/.cache (git-ignored). Not a test: numbers depend on the machine and
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     "flywheel-timeout": { type: "string", default: "900" },
     sides: { type: "string", default: "pytorch,flywheel" },
+    rounds: { type: "string" },
   },
 });
 const quick = values.quick;
@@ -51,6 +55,8 @@ const cases = CASES.filter((c) => (named ? named.includes(c.name) : !(c.large &&
 const flywheelTimeout = Number(values["flywheel-timeout"]);
 const sides = new Set(values.sides.split(","));
 for (const side of sides) if (side !== "pytorch" && side !== "flywheel") throw new Error(`--sides takes pytorch and/or flywheel, got ${side}`);
+if (values.rounds !== undefined && !/^[1-9]\d*$/.test(values.rounds)) throw new Error(`--rounds takes a positive integer, got ${values.rounds}`);
+const roundsOf = (benchCase: BenchCase) => (values.rounds ? Number(values.rounds) : quick || benchCase.large ? 1 : 3);
 const notRun: SideResult = { backend: "", steps: [], stopped: "not run" };
 const log = (line: string) => console.error(`[bench:train] ${line}`);
 
@@ -68,6 +74,12 @@ interface SideResult {
   steps: StepRecord[];
   /** Why the run ended early (a timeout, a failure), if it did. */
   stopped?: string;
+}
+
+/** The steps of two runs of one side, as one result (the first run's backend, the first early stop). */
+function merged(earlier: SideResult, later: SideResult): SideResult {
+  if (earlier === notRun) return later;
+  return { backend: earlier.backend || later.backend, steps: [...earlier.steps, ...later.steps], stopped: earlier.stopped ?? later.stopped };
 }
 
 /** Runs one side as a child process, collecting its JSON lines; on timeout keeps what it finished. */
@@ -171,12 +183,21 @@ for (const benchCase of cases) {
   const rowsFile = path.join(cacheDir, `${benchCase.name}-rows${quick ? "-quick" : ""}.json`);
   fs.writeFileSync(rowsFile, JSON.stringify(spec));
   const tokens = spec.rows.length * spec.rows[0]!.length;
+  const rounds = roundsOf(benchCase);
   for (const threads of threadCounts) {
-    log(`${benchCase.name}, ${threads} thread(s): PyTorch`);
-    const pytorch = !sides.has("pytorch") ? notRun : await runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads)], process.env, 3600);
-    log(`${benchCase.name}, ${threads} thread(s): Flywheel`);
-    const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
-    const flywheel = !sides.has("flywheel") ? notRun : await runSide(process.execPath, flywheelArgs, { ...process.env, FLYWHEEL_THREADS: String(threads) }, flywheelTimeout);
+    let [pytorch, flywheel] = [notRun, notRun];
+    for (let round = 1; round <= rounds; round++) {
+      const of = rounds > 1 ? `, round ${round} of ${rounds}` : "";
+      if (sides.has("pytorch")) {
+        log(`${benchCase.name}, ${threads} thread(s): PyTorch${of}`);
+        pytorch = merged(pytorch, await runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads)], process.env, 3600));
+      }
+      if (sides.has("flywheel")) {
+        log(`${benchCase.name}, ${threads} thread(s): Flywheel${of}`);
+        const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
+        flywheel = merged(flywheel, await runSide(process.execPath, flywheelArgs, { ...process.env, FLYWHEEL_THREADS: String(threads) }, flywheelTimeout));
+      }
+    }
     for (const measure of spec.measures) results.push({ benchCase, measure, threads, tokens, pytorch, flywheel });
     printRows(results.slice(-spec.measures.length));
   }
