@@ -12,7 +12,7 @@
  * greedy). The reward is exact: 1 when the reply's content is the sum, else 0.
  * Each step asks new questions; the held-out questions are never trained on. Settings (besides
  * those in examples/shared.ts): RL_STEPS (70), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
- * (rollouts per question, 16), RL_LEARNING_RATE (0.0005), RL_EVAL_QUESTIONS (held-out, 100) and
+ * (rollouts per question, 16), RL_LEARNING_RATE (0.001), RL_EVAL_QUESTIONS (held-out, 100) and
  * RL_SEED (1: which training questions come first and the rollouts' sampling seeds; the same seed
  * gives the same run up to thread timing).
  *
@@ -47,7 +47,7 @@ export interface RlSettings {
 }
 
 export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<RlSettings> = {}): RlSettings {
-  const { steps = 70, groups = 8, groupSize = 16, learningRate = 0.0005, evalQuestions = 100, seed = 1 } = defaults;
+  const { steps = 70, groups = 8, groupSize = 16, learningRate = 0.001, evalQuestions = 100, seed = 1 } = defaults;
   const number = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${env[name]}'`);

@@ -19,7 +19,7 @@ const TASK_DESCRIPTIONS: Record<TaskName, string> = {
   tool_answer: "the reply after the tool's result, which must state the result's values",
   json: "fields of a sentence (person, product, weather) extracted into a JSON object equal to the expected one",
   conversation: "greetings, capitals, opposites, weekdays, and remembering the user's name over several turns",
-  three_terms: "sums of three numbers from 1 to 30, worked as two column additions (1.5% of the training mix; the RL example teaches the same work on terms from 20 to 49)",
+  three_terms: "sums of three numbers from 1 to 30, worked as two column additions (3% of the training mix; the RL example teaches the same work on terms from 20 to 49)",
 };
 
 const percent = (value: number) => `${(100 * value).toFixed(0)}%`;
