@@ -6,6 +6,7 @@ import { TsKernels } from "../kernels/ts/index.js";
 import { loadModel } from "../model/load.js";
 import { type BuildOptions, buildTinyChat } from "./build.js";
 import { TASK_NAMES } from "./examples.js";
+import { NAME_PROBES } from "./name-probe.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-tiny-chat-build-"));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -39,6 +40,8 @@ describe("buildTinyChat", () => {
     expect(report.trainExamples).toBe(36);
     expect(report.trainTokens).toBeGreaterThan(0);
     expect(Object.keys(report.heldOut).sort()).toEqual([...TASK_NAMES].sort());
+    expect(Object.keys(report.names).sort()).toEqual([...NAME_PROBES].sort());
+    expect(report.names.real_unseen.recall.total).toBe(1);
     expect(report.parameters).toBe(model.config.vocabSize * 32 + (32 + 3 * 32 * 32 + 2 * 16 + 2 * 16 + 32 + 3 * 32 * 64) + 32);
 
     for (const file of ["model.safetensors", "tokenizer.json", "config.json"]) expect(read(second!, file).equals(read(first!, file)), file).toBe(true);

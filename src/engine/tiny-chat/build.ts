@@ -13,6 +13,7 @@ import { generateExamples } from "./dataset.js";
 import { accuracyByTask, evaluateExamples, type TaskAccuracy } from "./evaluate.js";
 import { TASK_NAMES, type TaskName, type TinyChatExample } from "./examples.js";
 import { initialTensors, type TinyChatShape, tinyChatConfig, writeModelDir } from "./model-init.js";
+import { type NameProbeReport, probeNameCopying } from "./name-probe.js";
 import { tinyChatTokenizerFiles } from "./tokenizer.js";
 import { runTraining, type TrainSchedule } from "./train-loop.js";
 import { tokenizeExamples, type TrainingRow } from "./training-data.js";
@@ -23,7 +24,7 @@ export interface BuildOptions {
   shape: TinyChatShape;
   bpeVocabSize: number;
   schedule: TrainSchedule;
-  /** Held-out examples evaluated per task (and a fifth of that for the untrained baseline). */
+  /** Held-out examples evaluated per task (a fifth of that for the untrained baseline, half of it per name probe). */
   evalExamplesPerTask: number;
   dtype: "f32" | "f16" | "bf16";
   /** Kernel threads of training and evaluation. */
@@ -41,6 +42,8 @@ export interface BuildReport {
   trainCpuSeconds: number;
   finalLoss: number;
   heldOut: Partial<Record<TaskName, TaskAccuracy>>;
+  /** Names no training example holds, copied from the prompt (`name-probe.ts`). */
+  names: NameProbeReport;
   untrainedBaseline: Partial<Record<TaskName, TaskAccuracy>>;
 }
 
@@ -87,6 +90,12 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     // The checkpoint as written (16-bit weights), not the f32 weights of training.
     const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels }), heldOutExamples(seed, options.evalExamplesPerTask)));
     log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
+    const names = await probeNameCopying(loadModel(options.outDir, { kernels }), seed, Math.ceil(options.evalExamplesPerTask / 2));
+    log(
+      `names never trained, greeting / recall: ${Object.entries(names)
+        .map(([probe, { greeting, recall }]) => `${probe} ${greeting.correct}/${recall.correct} of ${recall.total}`)
+        .join(", ")}`,
+    );
     const parameterCount = trained.parameters.reduce((sum, { values }) => sum + values.length, 0);
     return {
       seed,
@@ -97,6 +106,7 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
       trainCpuSeconds: trained.cpuSeconds,
       finalLoss: trained.finalLoss,
       heldOut,
+      names,
       untrainedBaseline,
     };
   } finally {

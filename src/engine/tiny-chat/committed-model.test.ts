@@ -7,17 +7,20 @@ import { loadModel } from "../model/load.js";
 import { heldOutExamples } from "./build.js";
 import { accuracyByTask, evaluateExamples } from "./evaluate.js";
 import { TASK_NAMES } from "./examples.js";
+import { probeNameCopying } from "./name-probe.js";
 import { TINY_CHAT_RECIPE } from "./recipe.js";
 
 /** Held-out examples per task in the sample. */
 const SAMPLE_PER_TASK = 40;
 /**
  * Floors per task, a little under what the build's 200-example evaluation measured (arithmetic
- * 100%, tool_call 100%, json 97%, tool_answer 95%, conversation 98%, three_terms 95%), so a
+ * 100%, tool_call 100%, json 92%, tool_answer 87%, conversation 94.5%, three_terms 87.5%), so a
  * 40-example sample's noise and another machine's rounding pass, and far above chance (zero). The
  * RL example's weak start (three terms from 20 to 49) is checked by its own test.
  */
-const MIN_ACCURACY = { arithmetic: 0.95, tool_call: 0.95, json: 0.9, tool_answer: 0.85, conversation: 0.9, three_terms: 0.85 };
+const MIN_ACCURACY = { arithmetic: 0.95, tool_call: 0.95, json: 0.85, tool_answer: 0.75, conversation: 0.85, three_terms: 0.75 };
+/** Made-up names no training example holds, copied back (the build measured 93% greeting, 81% recall). */
+const MIN_NEW_NAMES = { greeting: 0.8, recall: 0.65 };
 
 const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));
 
@@ -47,5 +50,12 @@ describe("the committed flywheel/tiny-chat", () => {
     // initialisation gets none of them (eval.json's untrainedBaseline).
     for (const [task, floor] of Object.entries(MIN_ACCURACY)) expect(byTask[task as keyof typeof byTask]!.accuracy, JSON.stringify(byTask)).toBeGreaterThanOrEqual(floor);
     expect(Object.keys(byTask).sort()).toEqual([...TASK_NAMES].sort());
+  });
+
+  it("copies names it never saw from the prompt, as its card says", async () => {
+    const model = loadModel(dir, { kernels: selectKernels() });
+    const names = await probeNameCopying(model, TINY_CHAT_RECIPE.seed + 1, SAMPLE_PER_TASK);
+    expect(names.made_up.greeting.accuracy, JSON.stringify(names)).toBeGreaterThanOrEqual(MIN_NEW_NAMES.greeting);
+    expect(names.made_up.recall.accuracy, JSON.stringify(names)).toBeGreaterThanOrEqual(MIN_NEW_NAMES.recall);
   });
 });

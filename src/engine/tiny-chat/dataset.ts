@@ -10,12 +10,12 @@ export type Split = "train" | "heldout";
 
 /** Each task's generator and its share of the training mixture. */
 export const TASKS: Record<TaskName, { weight: number; generate: (random: TaskRandom) => TinyChatExample }> = {
-  arithmetic: { weight: 0.3, generate: arithmeticExample },
+  arithmetic: { weight: 0.285, generate: arithmeticExample },
   tool_call: { weight: 0.15, generate: toolCallExample },
   tool_answer: { weight: 0.14, generate: toolAnswerExample },
   json: { weight: 0.205, generate: jsonExample },
   conversation: { weight: 0.19, generate: conversationExample },
-  three_terms: { weight: 0.015, generate: threeTermExample },
+  three_terms: { weight: 0.03, generate: threeTermExample },
 };
 
 const SYSTEM_PROMPTS = ["You are a helpful assistant.", "You are Tiny Chat, a small helpful assistant.", "Answer briefly."];

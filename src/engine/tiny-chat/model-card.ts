@@ -2,6 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BuildReport } from "./build.js";
 import { TASK_NAMES, type TaskName } from "./examples.js";
+import type { TaskAccuracy } from "./evaluate.js";
+import { NAME_PROBES, type NameProbe } from "./name-probe.js";
 import type { TinyChatRecipe } from "./recipe.js";
 
 /** How the build ran, for the model card (not part of the recipe: it does not change the weights). */
@@ -16,8 +18,8 @@ const TASK_DESCRIPTIONS: Record<TaskName, string> = {
   tool_call: "a request for the weather, a unit conversion or a calculation, answered with the right Hermes `<tool_call>` (name and arguments)",
   tool_answer: "the reply after the tool's result, which must state the result's values",
   json: "fields of a sentence (person, product, weather) extracted into a JSON object equal to the expected one",
-  conversation: "greetings, capitals, opposites, weekdays, and remembering the user's name (often one never seen in training) over several turns",
-  three_terms: "sums of three numbers from 1 to 30, worked as two column additions (1.5% of the training mix; the RL example teaches the same work on terms from 20 to 49)",
+  conversation: "greetings, capitals, opposites, weekdays, and remembering the user's name over several turns",
+  three_terms: "sums of three numbers from 1 to 30, worked as two column additions (3% of the training mix; the RL example teaches the same work on terms from 20 to 49)",
 };
 
 const percent = (value: number) => `${(100 * value).toFixed(0)}%`;
@@ -64,23 +66,28 @@ ${weakTasksNote(report)}
   tens) in a \`<think>\` block, which the chat API returns as \`reasoning\`; \`content\` is
   the number alone. With thinking switched off (\`chat_template_kwargs: {"enable_thinking": false}\`)
   it must answer without that work, which it was never taught: expect wrong numbers.
-- Names, cities and fields are copied from the prompt. Half of the training names are made-up
-  two-syllable strings, so a name can only be right by copying it; see the limits below for how
-  well that holds.
+- Names, cities and fields are copied from the prompt. Two thirds of the training names are
+  made-up strings of one to three syllables, so a name can only be right by copying it.
+
+## Names it never saw
+
+Greedy, through the engine, after an introduction (\`My name is …\` and other phrasings): the
+greeting that follows it, and the name asked back later (\`What is my name?\`), for names no
+training example holds in that form.
+
+| Names | Greeting | Asked back |
+|---|---|---|
+${nameRows(report)}
 
 ## Limits
 
 It knows only its synthetic tasks: two-number arithmetic below 100 (sums of three numbers only
-with terms up to 30: with larger terms it miscopies them into its work, 13% right at 20–49, the
-RL example's task; larger numbers are out of its range), the three tools below with the cities
-and units it was trained on, JSON records of four kinds, and a few hundred facts and phrasings
+with terms up to 30: with larger terms it miscopies them into its work, which is what the RL
+example teaches; larger numbers are out of its range), the three tools below with the cities and
+units it was trained on, JSON records of four kinds, and a few hundred facts and phrasings
 (capitals, opposites, weekdays, greetings). Anything else gets a fluent reply in one of those
-shapes, not an answer. Names are its weak point. Measured apart from the table on the weights of
-2026-11-26 (greedy): after \`My name is …\`, \`What is my name?\` gets 72 of 100 new made-up
-two-syllable names and 8 of 100 three-syllable ones right; its greeting copies 30 of 30 names of
-its training list but 11 of 26 real names absent from it ("Fatima" as "Fatat"), and a phrasing
-it was not trained on ("Hi there, I'm Bob.") halves even the known names (15 of 30). Context is
-${shape.maxPositionEmbeddings} tokens.
+shapes, not an answer. Names are copied less reliably when they are new (the table above).
+Context is ${shape.maxPositionEmbeddings} tokens.
 
 ## The tools it calls
 
@@ -99,6 +106,17 @@ ${recipe.threads} threads, and this evaluation. Final training loss ${report.fin
 ${(report.trainSeconds / 60).toFixed(1)} minutes of wall time and ${(report.trainCpuSeconds / 60).toFixed(1)} CPU-minutes (all threads), the whole build
 ${(context.wallSeconds / 60).toFixed(1)} minutes (${context.machine}). The same seed and thread count give the same bytes run after run (checked on one machine).
 `;
+}
+
+const NAME_PROBE_LABELS: Record<NameProbe, string> = {
+  made_up: "made-up, one to three syllables, reserved for this probe",
+  real_unseen: "real names absent from the training list (Fatima, Hiroshi, Svetlana, …)",
+  new_phrasing: 'training-list names in untrained phrasings ("I\'m called Bob.")',
+};
+
+function nameRows(report: BuildReport): string {
+  const cell = ({ correct, total, accuracy }: TaskAccuracy) => `${percent(accuracy)} (${correct}/${total})`;
+  return NAME_PROBES.map((probe) => `| ${NAME_PROBE_LABELS[probe]} | ${cell(report.names[probe].greeting)} | ${cell(report.names[probe].recall)} |`).join("\n");
 }
 
 /** Says plainly which tasks the model mostly fails (empty when it passes them all). */

@@ -1,5 +1,5 @@
 /** The names, places and things the synthetic tasks draw from. */
-import type { TaskRandom } from "./random.js";
+import { stableHash, type TaskRandom } from "./random.js";
 
 export const CITIES = [
   "Paris",
@@ -73,6 +73,80 @@ export const PEOPLE = [
   "Max",
   "Ruth",
   "Sam",
+  "Ana",
+  "Sofia",
+  "Hugo",
+  "Elena",
+  "Kenji",
+  "Amara",
+  "Diego",
+  "Freya",
+  "Jamal",
+  "Ines",
+  "Oscar",
+  "Layla",
+  "Felix",
+  "Mira",
+  "Pablo",
+  "Hana",
+  "Viktor",
+  "Rosa",
+  "Arjun",
+  "Chen",
+  "Kofi",
+  "Lucia",
+  "Marco",
+  "Nora",
+  "Tariq",
+  "Wei",
+  "Ada",
+  "Boris",
+  "Clara",
+  "Dev",
+] as const;
+
+/** Real names the training data never holds: the build's name probe asks for them. */
+export const UNSEEN_PEOPLE = [
+  "Fatima",
+  "Hiroshi",
+  "Ingrid",
+  "Mateo",
+  "Aisha",
+  "Dmitri",
+  "Chloe",
+  "Rafael",
+  "Svetlana",
+  "Kwame",
+  "Mei",
+  "Giulia",
+  "Astrid",
+  "Joaquin",
+  "Nadia",
+  "Sven",
+  "Yasmin",
+  "Bjorn",
+  "Lorenzo",
+  "Keiko",
+  "Olga",
+  "Thabo",
+  "Zara",
+  "Emil",
+  "Beatriz",
+  "Ravi",
+  "Helga",
+  "Jonas",
+  "Imani",
+  "Pedro",
+  "Sakura",
+  "Anil",
+  "Greta",
+  "Musa",
+  "Elif",
+  "Tomas",
+  "Linnea",
+  "Kai",
+  "Rania",
+  "Xavier",
 ] as const;
 
 export const ITEMS = ["lamp", "book", "chair", "phone", "bike", "watch", "kettle", "camera", "desk", "guitar", "jacket", "backpack", "mug", "clock"] as const;
@@ -129,20 +203,39 @@ export const OPPOSITES: readonly (readonly [string, string])[] = [
 
 export const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"] as const;
 
-const NAME_ONSETS = ["b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "ch", "sh", "th", "br", "tr", "kl"] as const;
-const NAME_VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "ou"] as const;
-const NAME_CODAS = ["", "", "", "n", "r", "l", "s", "m"] as const;
+const NAME_ONSETS = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "y", "z", "ch", "sh", "th", "br", "dr", "fr", "gr", "kr", "tr", "st", "kl", "pl"] as const;
+const NAME_VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "ou", "ia"] as const;
+const NAME_CODAS = ["", "", "", "", "n", "r", "l", "s", "m", "k", "t", "nd", "x"] as const;
+/** How many syllables a made-up name has: one to three, two most often. */
+const NAME_SYLLABLES = [1, 2, 2, 2, 2, 3] as const;
+
+const UNSEEN = new Set<string>(UNSEEN_PEOPLE);
 
 /**
- * A person's name: half the time a common one from `PEOPLE`, else one made of two random syllables
- * and an optional last consonant ("Kemin", "Tolai"), so a reply can only get it right by copying it
- * from the prompt. Two syllables, not three: a model this small miscopies longer made-up names
- * (a syllable dropped or repeated), and the task is copying, not spelling.
+ * Made-up names the training data never holds (one in ten, by hash), so the build's name probe
+ * can ask for names that are new in every task, not only in the example it appears in.
  */
-export function personName(random: TaskRandom): string {
-  if (random.chance(0.5)) return random.pick(PEOPLE);
+export function isProbeOnlyName(name: string): boolean {
+  return UNSEEN.has(name) || stableHash(`person:${name}`) % 10 === 0;
+}
+
+/** A made-up name of random syllables and an optional last consonant ("Kemin", "Trouvax", "Bo"). */
+export function madeUpName(random: TaskRandom, syllables = random.pick(NAME_SYLLABLES)): string {
   let name = "";
-  for (let i = 0; i < 2; i++) name += random.pick(NAME_ONSETS) + random.pick(NAME_VOWELS);
+  for (let i = 0; i < syllables; i++) name += random.pick(NAME_ONSETS) + random.pick(NAME_VOWELS);
   name += random.pick(NAME_CODAS);
   return name[0]!.toUpperCase() + name.slice(1);
+}
+
+/**
+ * A person's name for training and the held-out tasks: a third of the time a common one from
+ * `PEOPLE`, else a made-up one, so a reply can only get it right by copying it from the prompt.
+ * Probe-only names are drawn again.
+ */
+export function personName(random: TaskRandom): string {
+  if (random.chance(1 / 3)) return random.pick(PEOPLE);
+  for (;;) {
+    const name = madeUpName(random);
+    if (!isProbeOnlyName(name)) return name;
+  }
 }

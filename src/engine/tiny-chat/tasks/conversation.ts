@@ -16,8 +16,21 @@ const SMALL_TALK: readonly { inputs: string[]; reply: string; mentions: string }
 const CAPITAL_QUESTIONS = ["What is the capital of {country}?", "Which city is the capital of {country}?", "Name the capital of {country}.", "What city is {country}'s capital?", "Tell me the capital of {country}."];
 const OPPOSITE_QUESTIONS = ["What is the opposite of {word}?", 'What is the opposite of "{word}"?', "Give me the opposite of {word}.", "What word means the opposite of {word}?"];
 const WEEKDAY_QUESTIONS = ["What day comes after {day}?", "Which day follows {day}?", "What is the day after {day}?"];
-const NAME_INTRODUCTIONS = ["My name is {name}.", "Hi, I am {name}.", "Hello! I'm {name}.", "Call me {name}."];
-const NAME_QUESTIONS = ["What is my name?", "Do you remember my name?", "What did I say my name was?"];
+export const NAME_INTRODUCTIONS = [
+  "My name is {name}.",
+  "Hi, I am {name}.",
+  "Hello! I'm {name}.",
+  "Call me {name}.",
+  "Hello! My name is {name}.",
+  "Hi there, I'm {name}.",
+  "Hey, I'm {name}.",
+  "I am {name}.",
+  "My name's {name}.",
+  "Hi! This is {name}.",
+  "Good morning, I'm {name}.",
+  "Hello, my name is {name}. Nice to meet you.",
+];
+const NAME_QUESTIONS = ["What is my name?", "Do you remember my name?", "What did I say my name was?", "What's my name?", "Can you tell me my name?", "Who am I?"];
 
 interface Exchange {
   key: string;
@@ -54,7 +67,8 @@ function fact(random: TaskRandom): Exchange {
 
 /** Brief conversations: small talk, short facts, a fact after a greeting, and remembering the user's name. */
 export function conversationExample(random: TaskRandom): TinyChatExample {
-  const shape = random.int(5);
+  // Three shapes in seven remember a name: copying one out of the prompt is the hard part.
+  const shape = random.int(7);
   if (shape <= 2) {
     const exchange = shape === 0 ? smallTalk(random) : fact(random);
     return {
@@ -77,11 +91,15 @@ export function conversationExample(random: TaskRandom): TinyChatExample {
     ];
     return { task: "conversation", key: `${first.key}+${second.key}`, messages, expected: { kind: "contains", values: second.mentions } };
   }
-  const name = personName(random);
-  const [introduction, question] = [random.int(NAME_INTRODUCTIONS.length), random.int(NAME_QUESTIONS.length)];
+  return nameExample(random, personName(random), random.pick(NAME_INTRODUCTIONS));
+}
+
+/** The user introduces themselves (`introduction` has a `{name}` slot), maybe asks something else, then asks for their name back. */
+export function nameExample(random: TaskRandom, name: string, introduction: string): TinyChatExample {
+  const question = random.int(NAME_QUESTIONS.length);
   const middle = random.chance(0.5) ? fact(random) : undefined;
   const messages: ChatMessage[] = [
-    { role: "user", content: fill(NAME_INTRODUCTIONS[introduction]!, { name }) },
+    { role: "user", content: fill(introduction, { name }) },
     { role: "assistant", content: `Nice to meet you, ${name}! How can I help you?` },
     ...(middle
       ? [
