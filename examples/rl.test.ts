@@ -12,16 +12,16 @@ describe("examples/rl.ts on the bundled flywheel/tiny-chat", () => {
   });
 
   /**
-   * A short run of the README's loop (three steps, 40 held-out questions): the model starts weak
+   * A short run of the README's loop (three steps, the default run's 100 held-out questions): the model starts weak
    * on three-term sums, every job trains and advances the step, and the example reports the mean
    * reward per step and the held-out accuracy before and after. How far the default run takes
    * the accuracy is measured over whole runs in the README, not here.
    */
   it("trains step after step and reports reward and held-out accuracy", async () => {
-    const { code, stdout, stderr } = await server.runExample("rl.ts", { FLYWHEEL_EXAMPLE_MODEL: "flywheel/tiny-chat", RL_STEPS: "3", RL_GROUP_SIZE: "8", RL_EVAL_QUESTIONS: "40" });
+    const { code, stdout, stderr } = await server.runExample("rl.ts", { FLYWHEEL_EXAMPLE_MODEL: "flywheel/tiny-chat", RL_STEPS: "3", RL_GROUP_SIZE: "8" });
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^Registered \S+\/rl-example\/adder-\S+ on flywheel\/tiny-chat/m);
-    const before = Number(/^held-out accuracy before training: (\d+)% of 40 questions/m.exec(stdout)![1]);
+    const before = Number(/^held-out accuracy before training: (\d+)% of 100 questions/m.exec(stdout)![1]);
     expect(before).toBeLessThanOrEqual(30);
     const jobs = [...stdout.matchAll(/^step (\d+): mean reward (\S+); training job: (.+?) → checkpoint step (\d+)$/gm)];
     expect(jobs.map((job) => [Number(job[1]), Number(job[4])])).toEqual([
@@ -31,7 +31,7 @@ describe("examples/rl.ts on the bundled flywheel/tiny-chat", () => {
     ]);
     // A weak skill, not an absent one: some rollouts are right, so the groups have something to teach.
     expect(jobs.some((job) => Number(job[2]) > 0)).toBe(true);
-    expect(stdout).toMatch(/^Held-out accuracy: \d+% → \d+% \(greedy, 40 questions never trained on\)$/m);
+    expect(stdout).toMatch(/^Held-out accuracy: \d+% → \d+% \(greedy, 100 questions never trained on\)$/m);
     expect(stdout).toMatch(/Chat with the trained model as "wandb-artifact:\/\/\/\S+:step3"/);
   });
 });

@@ -8,7 +8,7 @@
  *   npx tsx examples/rl.ts
  *
  * The task: sums of three numbers from 20 to 49 ("What is 32 + 27 + 45?"). flywheel/tiny-chat was
- * taught the column work for terms up to 30 only and miscopies larger ones into it (13% right,
+ * taught the column work for terms up to 30 only and miscopies larger ones into it (27% right,
  * greedy). The reward is exact: 1 when the reply's content is the sum, else 0.
  * Each step asks new questions; the held-out questions are never trained on. Settings (besides
  * those in examples/shared.ts): RL_STEPS (70), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
