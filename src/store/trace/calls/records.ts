@@ -52,8 +52,16 @@ const parseJson = (text: unknown): unknown => (typeof text === "string" ? JSON.p
  */
 function keepsText(field: CallField, value: unknown, row: Record<string, unknown>): value is string {
   if (typeof value !== "string") return false;
-  if (field === "inputs" || field === "attributes") return value.startsWith("{") && (field === "inputs" || typeof row.otel_dump !== "string");
-  return field === "output";
+  switch (field) {
+    case "output":
+      return true;
+    case "inputs":
+      return value.startsWith("{");
+    case "attributes":
+      return value.startsWith("{") && typeof row.otel_dump !== "string";
+    default:
+      return false;
+  }
 }
 
 /**
