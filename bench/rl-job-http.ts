@@ -129,6 +129,8 @@ try {
   console.log(`|---|---:|---:|---:|---:|`);
   console.log(row("first (loads the model into the trainer thread)", cold));
   console.log(row("second", warm));
+  const stepSeconds = (job: JobRun) => job.steps.map((step) => (step.num_trainable_tokens! / step.tokens_per_second!).toFixed(2)).join(" ");
+  console.log(`\nEach step's seconds, first job: ${stepSeconds(cold)}; second job: ${stepSeconds(warm)}`);
   console.log(`\nPeak server memory (VmHWM): ${peakMemoryMiB(server.pid!).toFixed(0)} MiB`);
 } finally {
   server.kill("SIGTERM");

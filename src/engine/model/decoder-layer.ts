@@ -42,8 +42,14 @@ export class DecoderLayer {
     private readonly rope: RopeTable,
   ) {}
 
-  /** Runs layer `layer` on input [rows × hidden] into `output` (which may be `input`), filling `acts`. */
-  forward(layer: number, weights: LayerWeights, pass: LayerPass, acts: LayerActivations, input: Float32Array, output: Float32Array): void {
+  /**
+   * Runs layer `layer` on input [rows × hidden] into `output` (which may be `input`), filling `acts`.
+   * With `outputRows` (ascending row indices), every row still feeds attention as key and value,
+   * but only those rows go on past it: `output` gets their results in its first
+   * `outputRows.length` rows. A last layer needs no more where only some positions are scored; each
+   * row's values are the bits the whole layer gives it, every step after attention being per row.
+   */
+  forward(layer: number, weights: LayerWeights, pass: LayerPass, acts: LayerActivations, input: Float32Array, output: Float32Array, outputRows?: Int32Array): void {
     const { kernels, config } = this;
     const { rows, positions } = pass;
     const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
@@ -63,16 +69,36 @@ export class DecoderLayer {
     kernels.rope({ x: acts.queriesRoped, rows, heads, headDim, positions, cos, sin });
     kernels.rope({ x: acts.keysRoped, rows, heads: kvHeads, headDim, positions, cos, sin });
     pass.attend(layer, acts.attended, acts.queriesRoped, acts.keysRoped, acts.values);
+    // Past attention: all rows, or only `outputRows`, moved to the front of their buffers.
+    const after = outputRows ? this.compact(pass, outputRows.length) : pass;
+    if (outputRows) {
+      // Ascending indices: each row moves down or stays, so the copies run in place.
+      const [width, queries] = [config.hiddenSize, heads * headDim];
+      outputRows.forEach((row, i) => {
+        acts.attended.copyWithin(i * queries, row * queries, (row + 1) * queries);
+        if (output === input) output.copyWithin(i * width, row * width, (row + 1) * width);
+        else output.set(input.subarray(row * width, (row + 1) * width), i * width);
+      });
+    }
+    const residual = outputRows ? output : input;
     // m = x + o_proj(a), built in hiddenMid.
-    this.linear(acts.hiddenMid, acts.attended, weights.o, layer, "o_proj", pass, acts);
-    kernels.addInPlace(acts.hiddenMid, input, rows * config.hiddenSize);
+    this.linear(acts.hiddenMid, acts.attended, weights.o, layer, "o_proj", after, acts);
+    kernels.addInPlace(acts.hiddenMid, residual, after.rows * config.hiddenSize);
 
-    kernels.rmsNorm(acts.normedMlp, acts.hiddenMid, weights.postAttentionNorm, rows, eps);
-    this.linear(acts.gate, acts.normedMlp, weights.gate, layer, "gate_proj", pass, acts);
-    this.linear(acts.up, acts.normedMlp, weights.up, layer, "up_proj", pass, acts);
-    kernels.siluMul(acts.activated, acts.gate, acts.up, rows * config.intermediateSize);
-    this.linear(output, acts.activated, weights.down, layer, "down_proj", pass, acts);
-    kernels.addInPlace(output, acts.hiddenMid, rows * config.hiddenSize);
+    kernels.rmsNorm(acts.normedMlp, acts.hiddenMid, weights.postAttentionNorm, after.rows, eps);
+    this.linear(acts.gate, acts.normedMlp, weights.gate, layer, "gate_proj", after, acts);
+    this.linear(acts.up, acts.normedMlp, weights.up, layer, "up_proj", after, acts);
+    kernels.siluMul(acts.activated, acts.gate, acts.up, after.rows * config.intermediateSize);
+    this.linear(output, acts.activated, weights.down, layer, "down_proj", after, acts);
+    kernels.addInPlace(output, acts.hiddenMid, after.rows * config.hiddenSize);
+  }
+
+  /** The pass over the first `rows` rows, for a pass with one adapter span over all of its rows (the trainer's). */
+  private compact(pass: LayerPass, rows: number): LayerPass {
+    const [span, ...others] = pass.adapters;
+    if (others.length > 0 || (span && (span.start !== 0 || span.rows !== pass.rows))) throw new Error("output rows need a pass with one adapter span over all of its rows");
+    if (pass.keepProjections) throw new Error("output rows are for a forward without backward");
+    return { ...pass, rows, positions: pass.positions.subarray(0, rows), adapters: span ? [{ ...span, rows }] : [] };
   }
 
   /** The base layer for every row at once, then each span's adapter on its own rows. */

@@ -80,7 +80,8 @@ export class DecoderLayerBackward {
     const normGradient = (weight: Float32Array) => full?.of(weight);
     const linear = (step: LinearBackwardStep) => this.linearBackward(args, step);
 
-    // MLP half: out = m + down(silu(g)·u).
+    // MLP half: out = m + down(silu(g)·u); silu(g)·u recomputed, its buffer being shared by the layers.
+    kernels.siluMul(acts.activated, acts.gate, acts.up, rows * config.intermediateSize);
     linear({ dx: grads.activated, dy: dHidden, x: acts.activated, linear: weights.down, name: "down_proj", accumulate: false });
     kernels.siluMulBackward({ dGate: grads.gate, dUp: grads.up, dOut: grads.activated, gate: acts.gate, up: acts.up, length: rows * config.intermediateSize });
     linear({ dx: grads.normed, dy: grads.gate, x: acts.normedMlp, linear: weights.gate, name: "gate_proj", accumulate: false });

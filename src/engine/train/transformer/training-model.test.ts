@@ -83,6 +83,19 @@ describe.each(ARCHITECTURES)("trainer forward on %s", (architecture) => {
     }
   });
 
+  it.each([false, true])("scores some positions without a backward bit for bit as the forward kept for one (adapter: %s)", (withAdapter) => {
+    // Scoring alone runs the last layer past attention at the scored positions only.
+    const adapter = withAdapter ? randomizeAdapter(createLoraAdapter(model.config, { seed: 5 }), 2) : null;
+    const request = allNextTokens(TOKENS);
+    for (const p of [0, 1, 2, 6, 7, 11]) request.mask[p] = 0;
+    const kept = trainer.forward(plainSequence(TOKENS), adapter, request, true);
+    const [logprobs, entropies] = [kept.logprobs.slice(), kept.entropies.slice()];
+    const scored = trainer.forward(plainSequence(TOKENS), adapter, request);
+    expect([...scored.logprobs]).toEqual([...logprobs]);
+    expect([...scored.entropies]).toEqual([...entropies]);
+    expect(scored.logprobs.filter((value) => !Number.isNaN(value))).toHaveLength(TOKENS.length - 1 - 6);
+  });
+
   it("refuses sequences outside the model", () => {
     const request = allNextTokens([1, 2, 3]);
     expect(() => trainer.forward(plainSequence([1, model.config.vocabSize, 3]), null, request)).toThrow(/token id 576 at position 1 is outside/);

@@ -2,7 +2,7 @@ import type { LoraAdapter } from "../../lora/adapter.js";
 import { ropeInverseFrequencies, RopeTable } from "../../model/rope.js";
 import type { Transformer } from "../../model/transformer.js";
 import { DecoderLayer } from "../../model/decoder-layer.js";
-import { type ActivationSizes, LayerActivations } from "../../model/layer-activations.js";
+import { type ActivationSizes, LayerActivations, SharedActivations } from "../../model/layer-activations.js";
 import { GradientBuffers } from "./activations.js";
 import { DecoderLayerBackward, type PassLayout } from "./decoder-layer-backward.js";
 import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
@@ -60,6 +60,7 @@ export class TrainingModel {
   private readonly sizes: ActivationSizes;
   private readonly budget: number;
   private readonly layerActivations: LayerActivations[] = [];
+  private readonly sharedActivations = new SharedActivations();
   private readonly gradientBuffers: GradientBuffers;
   /** Layer l's input at [l·rows·hidden, (l+1)·rows·hidden); the final hidden state last. */
   private layerInputs = new Float32Array(0);
@@ -102,7 +103,7 @@ export class TrainingModel {
       adapter,
       adapters: [{ start: 0, rows, adapter: adapter ?? undefined }],
       attend: (_layer, out, queries, keys, values) => this.attention.forward(out, queries, keys, values, spans),
-      keepProjections: adapter !== null,
+      keepProjections: forBackward && adapter !== null,
     };
     let maxPosition = 0;
     for (let p = 0; p < rows; p++) maxPosition = Math.max(maxPosition, pass.positions[p]!);
@@ -117,9 +118,18 @@ export class TrainingModel {
     const inputOf = (layer: number) => this.layerInputs.subarray(layer * width, (layer + 1) * width);
 
     kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
+    // Without a backward, the last layer goes on past attention only at the scored positions.
+    const scored = forBackward ? undefined : scoredRows(request.mask, rows);
     for (let layer = 0; layer < config.numLayers; layer++) {
       const acts = this.activations(Math.min(layer, kept), rows, rank);
-      this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1));
+      const last = layer === config.numLayers - 1;
+      this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1), last ? scored : undefined);
+    }
+    if (scored) {
+      // Back to their positions, where the scorer reads them (descending: each row moves up or stays).
+      const final = inputOf(config.numLayers);
+      const hidden = config.hiddenSize;
+      for (let i = scored.length - 1; i >= 0; i--) final.copyWithin(scored[i]! * hidden, i * hidden, (i + 1) * hidden);
     }
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
@@ -167,7 +177,7 @@ export class TrainingModel {
   }
 
   private activations(index: number, rows: number, rank: number): LayerActivations {
-    while (this.layerActivations.length <= index) this.layerActivations.push(new LayerActivations(this.sizes));
+    while (this.layerActivations.length <= index) this.layerActivations.push(new LayerActivations(this.sizes, this.sharedActivations));
     const acts = this.layerActivations[index]!;
     acts.ensure(rows, rank);
     return acts;
@@ -193,4 +203,14 @@ export class TrainingModel {
       if (!(position >= 0 && position < maxPositionEmbeddings)) throw new RangeError(`position ${position} of token ${p} is outside max_position_embeddings (${maxPositionEmbeddings})`);
     }
   }
+}
+
+/** The positions < rows that are scored, ascending; undefined when that is all of them or none. */
+function scoredRows(mask: Uint8Array, rows: number): Int32Array | undefined {
+  let count = 0;
+  for (let p = 0; p < rows; p++) if (mask[p]) count++;
+  if (count === rows || count === 0) return undefined;
+  const scored = new Int32Array(count);
+  for (let p = 0, i = 0; p < rows; p++) if (mask[p]) scored[i++] = p;
+  return scored;
 }
