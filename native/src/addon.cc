@@ -113,8 +113,14 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
+  // new Matrix(w): Wᵀ of another matrix, in f32.
   explicit Matrix(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Matrix>(info) {
     Napi::Env env = info.Env();
+    if (info.Length() == 1) {
+      matrix_ = PackedMatrix::transposed_f32(From(info, 0));
+      info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
+      return;
+    }
     const int rows = int_arg(info, 0, "rows", 1);
     const int cols = int_arg(info, 1, "cols", 1);
     const DType dtype = dtype_arg(info, 2);

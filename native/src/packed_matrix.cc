@@ -43,6 +43,43 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
   }
 }
 
+PackedMatrix::PackedMatrix(int rows, int cols) : rows_(rows), cols_(cols), dtype_(DType::F32), data_(aligned_bytes(byte_size())) {}
+
+std::unique_ptr<PackedMatrix> PackedMatrix::transposed_f32(const PackedMatrix& w) {
+  std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows()));
+  const size_t element = dtype_size(w.dtype());
+  float* out = reinterpret_cast<float*>(t->data_.get());
+  // Block (p, q): Wᵀ's outputs 16p.. (w's columns) by Wᵀ's columns 16q.. (w's rows). In w, panel
+  // q's columns 16p..16p+15 are 256 consecutive values, column by column; in Wᵀ, panel p's
+  // columns 16q..16q+15 are 256 consecutive values too: the block is transposed in between.
+  for (int p = 0; p < t->panels(); p++) {
+    float* panel = out + static_cast<size_t>(p) * kPanel * t->cols();
+    for (int q = 0; q < w.panels(); q++) {
+      const uint8_t* block = w.panel(q) + static_cast<size_t>(p) * kPanel * kPanel * element;
+      const int columns = std::min(kPanel, t->cols() - q * kPanel);  // w's rows in this block
+      for (int j = 0; j < columns; j++) {
+        float* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
+        for (int i = 0; i < kPanel; i++) {
+          // Past w's last column, Wᵀ's last panel holds zeros.
+          if (p * kPanel + i >= w.cols()) {
+            target[i] = 0.0f;
+            continue;
+          }
+          const uint8_t* source = block + static_cast<size_t>(i * kPanel + j) * element;
+          if (w.dtype() == DType::F32) {
+            std::memcpy(&target[i], source, 4);
+          } else {
+            uint16_t bits;
+            std::memcpy(&bits, source, 2);
+            target[i] = w.dtype() == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
+          }
+        }
+      }
+    }
+  }
+  return t;
+}
+
 void PackedMatrix::read_row(int row, float* out) const {
   const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
   const uint8_t* base = data_.get();

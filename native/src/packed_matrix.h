@@ -29,6 +29,11 @@ class PackedMatrix {
  public:
   // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
   PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
+  // Wᵀ of `w` [w.cols() × w.rows()] in f32, every value widened exactly: the layout the
+  // backward's dX = dY·W multiplies with. Each 16×16 block of w's panels is one block of Wᵀ's,
+  // transposed, so no other copy of the values is made.
+  static std::unique_ptr<PackedMatrix> transposed_f32(const PackedMatrix& w);
+
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   int panels() const { return (rows_ + kPanel - 1) / kPanel; }
@@ -49,6 +54,9 @@ class PackedMatrix {
   void write_transposed(const float* source);
 
  private:
+  // Uninitialized f32 storage of [rows × cols], for transposed_f32 to fill.
+  PackedMatrix(int rows, int cols);
+
   int rows_;
   int cols_;
   DType dtype_;

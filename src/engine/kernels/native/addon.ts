@@ -7,7 +7,12 @@ import type { FloatDType } from "../../checkpoint/dtype.js";
  */
 export interface KernelAddon {
   Context: new (threads: number, simd: SimdChoice) => AddonContext;
-  Matrix: new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array) => AddonMatrix;
+  Matrix: {
+    /** Packs a row-major checkpoint tensor. */
+    new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array): AddonMatrix;
+    /** Wᵀ of another matrix, in f32, every value widened exactly. */
+    new (transposeOf: AddonMatrix): AddonMatrix;
+  };
   /** The best SIMD level this CPU supports: "avx512", "avx2" or "scalar". */
   bestSimd: string;
 }

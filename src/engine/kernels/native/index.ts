@@ -201,14 +201,17 @@ export class NativeKernels implements Kernels {
     return matrix.handle;
   }
 
-  /** Wᵀ packed as f32, made on first use and rewritten in place after the weights change. */
+  /**
+   * Wᵀ packed as f32, made on first use from W's packed values, and rewritten in place from the
+   * f32 values full-parameter training updates (`weightValues`) after they change.
+   */
   private transposedOf(w: WeightMatrix): WeightMatrix {
     const wt = this.transposed.get(w);
     if (wt && !this.staleTransposes.has(w)) return wt;
-    const values = this.values.get(w) ?? readValues(this.handle(w), w);
     this.staleTransposes.delete(w);
-    const target = wt ?? this.createMatrix(w.cols, w.rows, "F32", new Uint8Array(values.byteLength));
-    this.handle(target).writeTransposed(values);
+    const target = wt ?? new NativeMatrix(this, new this.addon.Matrix(this.handle(w)));
+    const values = this.values.get(w);
+    if (values) this.handle(target).writeTransposed(values);
     this.transposed.set(w, target);
     return target;
   }

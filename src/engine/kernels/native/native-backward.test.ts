@@ -30,13 +30,14 @@ describeNative("native backward kernels", (addon) => {
     const native = new NativeKernels(addon, { threads: 3, simd });
     const ts = new TsKernels();
 
-    it("linear backward of a bf16 weight (input and weight gradients)", () => {
+    it.each(["BF16", "F16", "F32"] as const)("linear backward of a %s weight (input and weight gradients)", (dtype) => {
       const rng = Rng.fromSeed(21);
-      // Rows past one 256-row chunk of the weight gradient; outputs and inputs not multiples of its blocks.
+      // Rows past one 256-row chunk of the weight gradient; outputs and inputs not multiples of its
+      // blocks, nor of the 16-row panels Wᵀ is packed in.
       const [rows, outDim, inDim] = [300, 200, 136];
       const w = randomArray(rng, outDim * inDim);
-      const bytes = encodeFloats("BF16", w);
-      const [wn, wt] = [native.createMatrix(outDim, inDim, "BF16", bytes), ts.createMatrix(outDim, inDim, "BF16", bytes)];
+      const bytes = encodeFloats(dtype, w);
+      const [wn, wt] = [native.createMatrix(outDim, inDim, dtype, bytes), ts.createMatrix(outDim, inDim, dtype, bytes)];
       const dy = randomArray(rng, rows * outDim);
       const x = randomArray(rng, rows * inDim);
       const [dxN, dxT] = [new Float32Array(rows * inDim).fill(1), new Float32Array(rows * inDim).fill(1)];
