@@ -88,9 +88,10 @@ export async function buildTinyChat(options: BuildOptions): Promise<BuildReport>
     log(`wrote ${options.outDir}`);
 
     // The checkpoint as written (16-bit weights), not the f32 weights of training.
-    const heldOut = accuracyByTask(await evaluateExamples(loadModel(options.outDir, { kernels }), heldOutExamples(seed, options.evalExamplesPerTask)));
+    const written = loadModel(options.outDir, { kernels });
+    const heldOut = accuracyByTask(await evaluateExamples(written, heldOutExamples(seed, options.evalExamplesPerTask)));
     log(`held-out accuracy: ${formatAccuracy(heldOut)}`);
-    const names = await probeNameCopying(loadModel(options.outDir, { kernels }), seed, Math.ceil(options.evalExamplesPerTask / 2));
+    const names = await probeNameCopying(written, seed, Math.ceil(options.evalExamplesPerTask / 2));
     log(
       `names never trained, greeting / recall: ${Object.entries(names)
         .map(([probe, { greeting, recall }]) => `${probe} ${greeting.correct}/${recall.correct} of ${recall.total}`)
