@@ -93,12 +93,15 @@ export class DecoderLayer {
     kernels.addInPlace(output, acts.hiddenMid, after.rows * config.hiddenSize);
   }
 
-  /** The pass over the first `rows` rows, for a pass with one adapter span over all of its rows (the trainer's). */
+  /**
+   * The pass over the first `rows` rows, for a pass with one adapter span over all of its rows (the
+   * trainer's). Its positions stay the whole pass's: nothing past attention reads them.
+   */
   private compact(pass: LayerPass, rows: number): LayerPass {
     const [span, ...others] = pass.adapters;
     if (others.length > 0 || (span && (span.start !== 0 || span.rows !== pass.rows))) throw new Error("output rows need a pass with one adapter span over all of its rows");
     if (pass.keepProjections) throw new Error("output rows are for a forward without backward");
-    return { ...pass, rows, positions: pass.positions.subarray(0, rows), adapters: span ? [{ ...span, rows }] : [] };
+    return { ...pass, rows, adapters: span ? [{ ...span, rows }] : [] };
   }
 
   /** The base layer for every row at once, then each span's adapter on its own rows. */

@@ -122,8 +122,8 @@ export class TrainingModel {
     const scored = forBackward ? undefined : scoredRows(request.mask, rows);
     for (let layer = 0; layer < config.numLayers; layer++) {
       const acts = this.activations(Math.min(layer, kept), rows, rank);
-      const last = layer === config.numLayers - 1;
-      this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1), last ? scored : undefined);
+      const outputRows = layer === config.numLayers - 1 ? scored : undefined;
+      this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1), outputRows);
     }
     if (scored) {
       // Back to their positions, where the scorer reads them (descending: each row moves up or stays).
