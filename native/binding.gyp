@@ -7,6 +7,7 @@
         "src/attention.cc",
         "src/attention_avx2.cc",
         "src/attention_avx512.cc",
+        "src/attention_backward_avx512.cc",
         "src/context.cc",
         "src/cpu.cc",
         "src/matmul.cc",

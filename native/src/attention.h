@@ -46,28 +46,38 @@ struct AttentionBackwardHead {
 
 using AttentionBackwardKernel = void (*)(const AttentionBackwardHead& head);
 
-// The backward of `heads` query heads of one row that share a kv head (consecutive heads: head g's
-// query, dO and dq at query + g·head_dim, …). One pass over the keys serves all of them, so each
-// key and value is read, and each d_keys/d_values row read and written, once instead of per head.
-// Every d_keys/d_values element gets the same fused multiply-adds in the same order (heads in
-// order) as `heads` calls of the single-head kernel; dq may be summed in another order.
-struct AttentionBackwardHeads {
-  const float* query;
-  const float* d_out;
-  float* d_query;
+// The backward of a block of at most kAttentionBackwardRows consecutive query rows, for the query
+// heads that share one kv head: each head's P and dS for the block at once (against keys and
+// values stored as transpose_keys lays them out), then dq written and dS·q, P·dO added into the
+// block's task-private d_keys/d_values rows (position j at j · head_dim).
+constexpr int kAttentionBackwardRows = 16;
+
+struct AttentionBackwardBlock {
+  const float* query;  // row r's head g at query + r · row_stride + g · head_dim
+  const float* d_out;  // the same layout
+  float* d_query;      // the same layout
+  size_t row_stride;
+  int rows;
   int heads;
-  const float* keys;
-  const float* values;
+  const float* keys;  // position j at keys + j · stride
   size_t stride;
+  const float* keys_t;    // transpose_keys' layout
+  const float* values_t;  // the same for the values
   float* d_keys;
   float* d_values;
-  int visible;
+  int first_visible;  // row r sees first_visible + r positions
   int head_dim;
   float scale;
-  float* scratch;  // 2 · heads · visible values
+  float* scratch;  // attention_backward_scratch(first_visible + rows − 1, head_dim) values
 };
 
-using AttentionBackwardGroupKernel = void (*)(const AttentionBackwardHeads& heads);
+inline size_t attention_backward_scratch(int visible, int head_dim) {
+  // P and dS for the block's rows over the visible keys rounded up to 16; queries, dO, scaled queries.
+  const size_t keys = (static_cast<size_t>(visible) + 15) / 16 * 16;
+  return kAttentionBackwardRows * (2 * keys + 3 * static_cast<size_t>(head_dim));
+}
+
+using AttentionBackwardBlockKernel = void (*)(const AttentionBackwardBlock& block);
 
 // The forward of a block of query rows for the query heads that share one kv head, over keys
 // stored transposed in blocks of 16 (prefill and scoring; see transpose_keys), so 16 scores come
@@ -111,9 +121,9 @@ void attention_backward_generic(const VectorOps& ops, const AttentionBackwardHea
 // AVX2 kernels for head_dim 32, 64 and 128, else null.
 AttentionHeadKernel attention_head_avx2(int head_dim);
 AttentionBackwardKernel attention_backward_avx2(int head_dim);
-// AVX-512 kernels for the same head sizes, else null (the backward takes a kv head's query heads at once).
+// AVX-512 kernels for the same head sizes, else null (the backward takes blocks of rows and a kv head's query heads at once).
 AttentionHeadKernel attention_head_avx512(int head_dim);
-AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim);
+AttentionBackwardBlockKernel attention_backward_block_avx512(int head_dim);
 AttentionTransposedKernel attention_transposed_avx512(int head_dim);
 #endif
 

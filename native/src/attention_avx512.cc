@@ -1,7 +1,8 @@
 // AVX-512 attention for one query head with head_dim = 16·C: the AVX2 kernels' loops on 16-float
-// registers, half the instructions per cached key and value. The query, the output and (in the
-// backward) dO stay in registers; S independent chains over positions hide the FMA latency, in a
-// fixed order for a given `visible`, so decode and prefill agree bit for bit.
+// registers, half the instructions per cached key and value. The query and the output stay in
+// registers; S independent chains over positions hide the FMA latency, in a fixed order for a
+// given `visible`, so decode and prefill agree bit for bit. (The backward is in
+// attention_backward_avx512.cc.)
 #include "attention.h"
 
 #include <algorithm>
@@ -386,122 +387,7 @@ FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
   }
 }
 
-// One pass over the keys for N heads from `first` (their p and dS already in the scratch): each
-// key's d_keys/d_values rows are loaded once, get N fused multiply-adds each, and are stored once.
-template <int C, int N>
-FLYWHEEL_AVX512 void backward_group_pass(const AttentionBackwardHeads& heads, int first) {
-  constexpr int hd = 16 * C;
-  const int n = heads.visible;
-  const size_t stride = heads.stride;
-  const float* p[N];
-  __m512 q[N][C], g[N][C], dq[N][C];
-#pragma GCC unroll 8
-  for (int b = 0; b < N; b++) {
-    p[b] = heads.scratch + static_cast<size_t>(2 * (first + b)) * n;
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      // Register-held only where they fit beside the sums; else re-read from L1 by the compiler.
-      q[b][c] = _mm512_loadu_ps(heads.query + (first + b) * hd + 16 * c);
-      g[b][c] = _mm512_loadu_ps(heads.d_out + (first + b) * hd + 16 * c);
-      dq[b][c] = _mm512_setzero_ps();
-    }
-  }
-  const float* keys = heads.keys;
-  float* d_keys = heads.d_keys;
-  float* d_values = heads.d_values;
-  for (int j = 0; j < n; j++) {
-    const float* k = keys + j * stride;
-    float* dk = d_keys + static_cast<size_t>(j) * hd;
-    float* dv = d_values + static_cast<size_t>(j) * hd;
-    __m512 kv[C], adk[C], adv[C];
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      kv[c] = _mm512_loadu_ps(k + 16 * c);
-      adk[c] = _mm512_loadu_ps(dk + 16 * c);
-      adv[c] = _mm512_loadu_ps(dv + 16 * c);
-    }
-#pragma GCC unroll 8
-    for (int b = 0; b < N; b++) {
-      const __m512 dsv = _mm512_set1_ps(p[b][n + j]);
-      const __m512 pv = _mm512_set1_ps(p[b][j]);
-#pragma GCC unroll 16
-      for (int c = 0; c < C; c++) {
-        dq[b][c] = _mm512_fmadd_ps(dsv, kv[c], dq[b][c]);
-        adk[c] = _mm512_fmadd_ps(dsv, q[b][c], adk[c]);
-        adv[c] = _mm512_fmadd_ps(pv, g[b][c], adv[c]);
-      }
-    }
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      _mm512_storeu_ps(dk + 16 * c, adk[c]);
-      _mm512_storeu_ps(dv + 16 * c, adv[c]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int b = 0; b < N; b++) {
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) _mm512_storeu_ps(heads.d_query + (first + b) * hd + 16 * c, dq[b][c]);
-  }
-}
-
-// The heads of a group: first each head's probabilities p and dS = p·(dP − D)·scale (exactly as
-// the AVX2 backward_kernel computes them), then passes over the keys, up to B heads at a time with their
-// dq in registers, each key's d_keys/d_values rows loaded and stored once per pass.
-template <int C>
-FLYWHEEL_AVX512 void backward_group_kernel(const AttentionBackwardHeads& heads) {
-  constexpr int B = C >= 8 ? 1 : 8 / C;
-  constexpr int hd = 16 * C;
-  const int n = heads.visible;
-  const size_t stride = heads.stride;
-  const VectorOps& ops = vector_ops_avx2();
-  const __m512 scale = _mm512_set1_ps(heads.scale);
-  for (int g = 0; g < heads.heads; g++) {
-    float* p = heads.scratch + static_cast<size_t>(2 * g) * n;
-    float* ds = p + n;
-    const float* query = heads.query + g * hd;
-    const float* d_out = heads.d_out + g * hd;
-    __m512 x[C];
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) x[c] = _mm512_mul_ps(_mm512_loadu_ps(query + 16 * c), scale);
-    dots<C>(x, heads.keys, stride, n, p);
-    const float max = ops.max(p, n);
-    const float inverse_sum = 1.0f / ops.exp_shifted(p, n, max);
-#pragma GCC unroll 16
-    for (int c = 0; c < C; c++) x[c] = _mm512_loadu_ps(d_out + 16 * c);
-    dots<C>(x, heads.values, stride, n, ds);
-    __m512 weighted = _mm512_setzero_ps();
-    const __m512 normalize = _mm512_set1_ps(inverse_sum);
-    int j = 0;
-    for (; j + 16 <= n; j += 16) {
-      const __m512 pj = _mm512_mul_ps(_mm512_loadu_ps(p + j), normalize);
-      _mm512_storeu_ps(p + j, pj);
-      weighted = _mm512_fmadd_ps(pj, _mm512_loadu_ps(ds + j), weighted);
-    }
-    float mean = _mm_cvtss_f32(reduce4(weighted, _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()));
-    for (; j < n; j++) {
-      p[j] *= inverse_sum;
-      mean += p[j] * ds[j];
-    }
-    for (j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - mean) * heads.scale;
-  }
-  for (int first = 0; first < heads.heads; first += B) {
-    switch (std::min(B, heads.heads - first)) {
-      case 1: backward_group_pass<C, 1>(heads, first); break;
-      case 2: backward_group_pass<C, std::min(B, 2)>(heads, first); break;
-      case 3: backward_group_pass<C, std::min(B, 3)>(heads, first); break;
-      default: backward_group_pass<C, B>(heads, first); break;
-    }
-  }
-}
-
 }  // namespace
-
-AttentionBackwardGroupKernel attention_backward_group_avx512(int head_dim) {
-  if (head_dim == 32) return backward_group_kernel<2>;
-  if (head_dim == 64) return backward_group_kernel<4>;
-  if (head_dim == 128) return backward_group_kernel<8>;
-  return nullptr;
-}
 
 AttentionTransposedKernel attention_transposed_avx512(int head_dim) {
   if (head_dim == 32) return rows_kernel<2>;

@@ -100,45 +100,69 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
   const size_t q_stride = static_cast<size_t>(shape.heads) * hd;
   const int width = start + rows;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  AttentionBackwardKernel kernel = nullptr;
+  AttentionBackwardBlockKernel block_kernel = nullptr;
+#if defined(__x86_64__)
+  if (level_ == SimdLevel::Avx512) block_kernel = attention_backward_block_avx512(hd);
+  if (level_ == SimdLevel::Avx2) kernel = attention_backward_avx2(hd);
+#endif
   // Tasks: (kv head, chunk of rows). Query rows of several chunks read the same keys, so each task
   // sums its keys' and values' gradients privately; they are added in chunk order at the end. The
-  // chunks depend on the shape only, so the result is the same whatever the thread count.
-  const int chunks = std::max(1, std::min(rows, (8 + shape.kv_heads - 1) / shape.kv_heads));
+  // chunks depend on the shape only, so the result is the same whatever the thread count. Rows
+  // (or blocks of rows, for the block kernel) are dealt out round-robin: later rows see more keys,
+  // so this balances the chunks.
+  const int units = block_kernel != nullptr ? (rows + kAttentionBackwardRows - 1) / kAttentionBackwardRows : rows;
+  const int chunks = std::max(1, std::min(units, (8 + shape.kv_heads - 1) / shape.kv_heads));
   const int tasks = shape.kv_heads * chunks;
   const size_t private_size = static_cast<size_t>(width) * hd;
   std::vector<float>& private_keys = attention_d_keys_;
   std::vector<float>& private_values = attention_d_values_;
   private_keys.assign(private_size * tasks, 0.0f);
   private_values.assign(private_size * tasks, 0.0f);
-  scratch_.reserve(2 * static_cast<size_t>(width) * group);
 
-  AttentionBackwardKernel kernel = nullptr;
-  AttentionBackwardGroupKernel group_kernel = nullptr;
-#if defined(__x86_64__)
-  if (level_ == SimdLevel::Avx512) group_kernel = attention_backward_group_avx512(hd);
-  if (level_ == SimdLevel::Avx2) kernel = attention_backward_avx2(hd);
-#endif
+  // The block kernel reads the keys and values transposed, one copy per kv head.
+  const size_t per_head = (static_cast<size_t>(width) + 15) / 16 * 16 * hd;
+  if (block_kernel != nullptr) {
+    if (attention_keys_t_.size() < 2 * per_head * shape.kv_heads) attention_keys_t_.resize(2 * per_head * shape.kv_heads);
+    float* transposed = attention_keys_t_.data();
+    for (int kv_head = 0; kv_head < shape.kv_heads; kv_head++) {
+      transpose_keys(transposed + (2 * kv_head) * per_head, keys + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
+      transpose_keys(transposed + (2 * kv_head + 1) * per_head, values + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
+    }
+    scratch_.reserve(attention_backward_scratch(width, hd));
+  } else {
+    scratch_.reserve(2 * static_cast<size_t>(width));
+  }
+
   auto run = [&](int task, int thread) {
     const int kv_head = task / chunks;
     const int chunk = task % chunks;
+    float* task_d_keys = private_keys.data() + task * private_size;
+    float* task_d_values = private_values.data() + task * private_size;
+    const float* head_keys = keys + static_cast<size_t>(kv_head) * hd;
+    const float* head_values = values + static_cast<size_t>(kv_head) * hd;
+    if (block_kernel != nullptr) {
+      const float* transposed = attention_keys_t_.data() + (2 * kv_head) * per_head;
+      for (int unit = chunk; unit < units; unit += chunks) {
+        const int first = unit * kAttentionBackwardRows;
+        const size_t offset = first * q_stride + static_cast<size_t>(kv_head * group) * hd;
+        block_kernel({q + offset, d_out + offset, dq + offset, q_stride, std::min(kAttentionBackwardRows, rows - first), group, head_keys,
+                      kv_stride, transposed, transposed + per_head, task_d_keys, task_d_values, start + first + 1, hd, scale,
+                      scratch_.get(thread)});
+      }
+      return;
+    }
     AttentionBackwardHead head;
-    head.keys = keys + static_cast<size_t>(kv_head) * hd;
-    head.values = values + static_cast<size_t>(kv_head) * hd;
+    head.keys = head_keys;
+    head.values = head_values;
     head.stride = kv_stride;
-    head.d_keys = private_keys.data() + task * private_size;
-    head.d_values = private_values.data() + task * private_size;
+    head.d_keys = task_d_keys;
+    head.d_values = task_d_values;
     head.head_dim = hd;
     head.scale = scale;
     head.scratch = scratch_.get(thread);
-    // Rows are dealt out round-robin: later rows see more keys, so this balances the chunks.
     for (int r = chunk; r < rows; r += chunks) {
       head.visible = start + r + 1;
-      if (group_kernel != nullptr) {
-        const size_t offset = r * q_stride + static_cast<size_t>(kv_head * group) * hd;
-        group_kernel({q + offset, d_out + offset, dq + offset, group, head.keys, head.values, kv_stride, head.d_keys,
-                      head.d_values, head.visible, hd, scale, head.scratch});
-        continue;
-      }
       for (int h = kv_head * group; h < (kv_head + 1) * group; h++) {
         const size_t offset = r * q_stride + static_cast<size_t>(h) * hd;
         head.query = q + offset;

@@ -2,6 +2,7 @@ import type { ModelConfig } from "../checkpoint/model-config.js";
 import type { Kernels } from "../kernels/types.js";
 import type { LayerActivations } from "./layer-activations.js";
 import type { RopeTable } from "./rope.js";
+import { compactRows } from "./selected-rows.js";
 import { LINEAR_NAMES, type LinearAdapter, type LinearName } from "./types.js";
 import type { LayerWeights, Linear } from "./weights.js";
 
@@ -46,8 +47,9 @@ export class DecoderLayer {
    * Runs layer `layer` on input [rows × hidden] into `output` (which may be `input`), filling `acts`.
    * With `outputRows` (ascending row indices), every row still feeds attention as key and value,
    * but only those rows go on past it: `output` gets their results in its first
-   * `outputRows.length` rows. A last layer needs no more where only some positions are scored; each
-   * row's values are the bits the whole layer gives it, every step after attention being per row.
+   * `outputRows.length` rows. A last layer needs no more where only some positions are scored
+   * (the trainer's forward, with or without backward); each row's values are the bits the whole
+   * layer gives it, every step after attention being per row.
    */
   forward(layer: number, weights: LayerWeights, pass: LayerPass, acts: LayerActivations, input: Float32Array, output: Float32Array, outputRows?: Int32Array): void {
     const { kernels, config } = this;
@@ -70,15 +72,10 @@ export class DecoderLayer {
     kernels.rope({ x: acts.keysRoped, rows, heads: kvHeads, headDim, positions, cos, sin });
     pass.attend(layer, acts.attended, acts.queriesRoped, acts.keysRoped, acts.values);
     // Past attention: all rows, or only `outputRows`, moved to the front of their buffers.
-    const after = outputRows ? this.compact(pass, outputRows.length) : pass;
+    const after = outputRows ? compactedPass(pass, outputRows.length) : pass;
     if (outputRows) {
-      // Ascending indices: each row moves down or stays, so the copies run in place.
-      const [width, queries] = [config.hiddenSize, heads * headDim];
-      outputRows.forEach((row, i) => {
-        acts.attended.copyWithin(i * queries, row * queries, (row + 1) * queries);
-        if (output === input) output.copyWithin(i * width, row * width, (row + 1) * width);
-        else output.set(input.subarray(row * width, (row + 1) * width), i * width);
-      });
+      compactRows(acts.attended, outputRows, heads * headDim);
+      compactRows(output, outputRows, config.hiddenSize, input);
     }
     const residual = outputRows ? output : input;
     // m = x + o_proj(a), built in hiddenMid.
@@ -91,17 +88,6 @@ export class DecoderLayer {
     kernels.siluMul(acts.activated, acts.gate, acts.up, after.rows * config.intermediateSize);
     this.linear(output, acts.activated, weights.down, layer, "down_proj", after, acts);
     kernels.addInPlace(output, acts.hiddenMid, after.rows * config.hiddenSize);
-  }
-
-  /**
-   * The pass over the first `rows` rows, for a pass with one adapter span over all of its rows (the
-   * trainer's). Its positions stay the whole pass's: nothing past attention reads them.
-   */
-  private compact(pass: LayerPass, rows: number): LayerPass {
-    const [span, ...others] = pass.adapters;
-    if (others.length > 0 || (span && (span.start !== 0 || span.rows !== pass.rows))) throw new Error("output rows need a pass with one adapter span over all of its rows");
-    if (pass.keepProjections) throw new Error("output rows are for a forward without backward");
-    return { ...pass, rows, adapters: span ? [{ ...span, rows }] : [] };
   }
 
   /** The base layer for every row at once, then each span's adapter on its own rows. */
@@ -117,4 +103,15 @@ export class DecoderLayer {
       span.adapter.apply(layer, name, input, out.subarray(span.start * outDim, (span.start + span.rows) * outDim), span.rows, this.kernels, keep);
     }
   }
+}
+
+/**
+ * The pass over the first `rows` rows, for a pass with one adapter span over all of its rows (the
+ * trainer's): what the steps past attention run on with `outputRows`, forward and backward. Its
+ * positions stay the whole pass's: nothing past attention reads them.
+ */
+export function compactedPass<Pass extends LayerPass>(pass: Pass, rows: number): Pass {
+  const [span, ...others] = pass.adapters;
+  if (others.length > 0 || (span && (span.start !== 0 || span.rows !== pass.rows))) throw new Error("output rows need a pass with one adapter span over all of its rows");
+  return { ...pass, rows, adapters: span ? [{ ...span, rows }] : [] };
 }

@@ -1,9 +1,10 @@
 import type { ModelConfig } from "../../checkpoint/model-config.js";
 import type { Kernels } from "../../kernels/types.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
-import type { LayerPass } from "../../model/decoder-layer.js";
+import { compactedPass, type LayerPass } from "../../model/decoder-layer.js";
 import type { LayerActivations } from "../../model/layer-activations.js";
 import type { RopeTable } from "../../model/rope.js";
+import { compactRows, expandRows } from "../../model/selected-rows.js";
 import { LINEAR_NAMES, type LinearName } from "../../model/types.js";
 import type { LayerWeights, Linear } from "../../model/weights.js";
 import type { GradientBuffers } from "./activations.js";
@@ -32,6 +33,11 @@ export interface LayerBackwardArgs {
   grads: GradientBuffers;
   /** Where parameter gradients are added: the adapter's factors, or every weight (full-parameter). */
   gradients: ParameterGradients;
+  /**
+   * The rows the forward took past attention (`DecoderLayer.forward`'s `outputRows`), if it took
+   * only some: dHidden must then be zero at every other row, as it is at a last layer's unscored rows.
+   */
+  outputRows?: Int32Array;
 }
 
 /** One linear layer inside a layer's backward: y = x Wᵀ (+ b), plus its adapter when it has one. */
@@ -70,8 +76,9 @@ export class DecoderLayerBackward {
   /** Walks the layer back: dHidden becomes dLoss/d(input); parameter gradients are added into `gradients`. */
   backward(args: LayerBackwardArgs): void {
     const { kernels, config } = this;
-    const { weights, pass, acts, input, dHidden, grads, gradients } = args;
+    const { weights, pass, acts, input, dHidden, grads, gradients, outputRows } = args;
     const { rows, positions } = pass;
+    const hidden = config.hiddenSize;
     const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
     const { cos, sin } = this.rope;
     const eps = config.rmsNormEps;
@@ -79,18 +86,28 @@ export class DecoderLayerBackward {
     const full = gradients instanceof ModelGradients ? gradients : undefined;
     const normGradient = (weight: Float32Array) => full?.of(weight);
     const linear = (step: LinearBackwardStep) => this.linearBackward(args, step);
+    // Past attention the forward ran on `after`'s rows: the output rows, moved to the front.
+    const after = outputRows ? compactedPass(pass, outputRows.length) : pass;
+    const linearAfter = (step: LinearBackwardStep) => this.linearBackward({ ...args, pass: after }, step);
+    if (outputRows) compactRows(dHidden, outputRows, hidden);
 
     // MLP half: out = m + down(silu(g)·u); silu(g)·u recomputed, its buffer being shared by the layers.
-    kernels.siluMul(acts.activated, acts.gate, acts.up, rows * config.intermediateSize);
-    linear({ dx: grads.activated, dy: dHidden, x: acts.activated, linear: weights.down, name: "down_proj", accumulate: false });
-    kernels.siluMulBackward({ dGate: grads.gate, dUp: grads.up, dOut: grads.activated, gate: acts.gate, up: acts.up, length: rows * config.intermediateSize });
-    linear({ dx: grads.normed, dy: grads.gate, x: acts.normedMlp, linear: weights.gate, name: "gate_proj", accumulate: false });
-    linear({ dx: grads.normed, dy: grads.up, x: acts.normedMlp, linear: weights.up, name: "up_proj", accumulate: true });
+    const mlpWidth = after.rows * config.intermediateSize;
+    kernels.siluMul(acts.activated, acts.gate, acts.up, mlpWidth);
+    linearAfter({ dx: grads.activated, dy: dHidden, x: acts.activated, linear: weights.down, name: "down_proj", accumulate: false });
+    kernels.siluMulBackward({ dGate: grads.gate, dUp: grads.up, dOut: grads.activated, gate: acts.gate, up: acts.up, length: mlpWidth });
+    linearAfter({ dx: grads.normed, dy: grads.gate, x: acts.normedMlp, linear: weights.gate, name: "gate_proj", accumulate: false });
+    linearAfter({ dx: grads.normed, dy: grads.up, x: acts.normedMlp, linear: weights.up, name: "up_proj", accumulate: true });
     const postNorm = weights.postAttentionNorm;
-    kernels.rmsNormBackward({ dx: dHidden, dy: grads.normed, x: acts.hiddenMid, weight: postNorm, rows, eps, accumulate: true, dWeight: normGradient(postNorm) });
+    kernels.rmsNormBackward({ dx: dHidden, dy: grads.normed, x: acts.hiddenMid, weight: postNorm, rows: after.rows, eps, accumulate: true, dWeight: normGradient(postNorm) });
 
     // Attention half: m = x + o_proj(attention(...)).
-    linear({ dx: grads.attended, dy: dHidden, x: acts.attended, linear: weights.o, name: "o_proj", accumulate: false });
+    linearAfter({ dx: grads.attended, dy: dHidden, x: acts.attended, linear: weights.o, name: "o_proj", accumulate: false });
+    if (outputRows) {
+      // Back to every row: dLoss/dm and dLoss/d(attention output) are zero where the forward stopped.
+      expandRows(dHidden, outputRows, hidden, rows);
+      expandRows(grads.attended, outputRows, heads * headDim, rows);
+    }
     grads.keysRoped.fill(0, 0, rows * this.kvWidth);
     grads.values.fill(0, 0, rows * this.kvWidth);
     this.attention.backward({

@@ -23,8 +23,9 @@ export interface TokenScorerOptions {
  * The language-model head of the trainer: final norm, lm_head and log-softmax, only at the
  * positions that are asked for, a chunk of rows at a time, so no [positions × vocab] matrix is
  * ever held. ℓ_p = logits_p[target_p] − logsumexp(logits_p) (`Kernels.tokenLogprobs`, summed exactly
- * as the sampler sums its normalizer, so trained and sampled logprobs agree). The backward recomputes each chunk's
- * logits (a second lm_head pass over the trained rows only) rather than keeping them.
+ * as the sampler sums its normalizer, so trained and sampled logprobs agree). The backward reuses
+ * the logits when they fit in one chunk, and otherwise recomputes each chunk's (a second lm_head
+ * pass over the trained rows only) rather than keeping them all.
  */
 export class TokenScorer {
   private readonly kernels: Kernels;
@@ -43,6 +44,8 @@ export class TokenScorer {
   private normalizers = new Float64Array(0);
   private targets = new Int32Array(0);
   private count = 0;
+  /** Whether the last `score` ran in one chunk whose logits (and normed rows) are still held. */
+  private held = false;
   /** Per chunk row: the kernel's logprobs and entropies, and the backward's dℓ. */
   private chunkLogprobs = new Float64Array(0);
   private chunkEntropies = new Float64Array(0);
@@ -79,6 +82,7 @@ export class TokenScorer {
         out.entropies[position] = this.chunkEntropies[c]!;
       }
     }
+    this.held = this.count > 0 && this.count <= this.chunkRows;
   }
 
   /**
@@ -88,10 +92,13 @@ export class TokenScorer {
    */
   backward(finalHidden: Float32Array, dLogprobs: Float64Array, dHidden: Float32Array, weightGradients?: ModelGradients): void {
     const { hidden, vocab } = this;
-    // Keep only the scored positions that carry a gradient.
+    // One chunk's logits are still there from `score`; several are recomputed, a chunk at a time,
+    // for the scored positions that carry a gradient only.
+    const held = this.held;
+    this.held = false;
     let kept = 0;
     for (let i = 0; i < this.count; i++) {
-      if (dLogprobs[this.positions[i]!] === 0) continue;
+      if (!held && dLogprobs[this.positions[i]!] === 0) continue;
       this.positions[kept] = this.positions[i]!;
       this.normalizers[kept] = this.normalizers[i]!;
       this.targets[kept] = this.targets[i]!;
@@ -100,7 +107,7 @@ export class TokenScorer {
     this.count = kept;
     for (let first = 0; first < kept; first += this.chunkRows) {
       const count = Math.min(this.chunkRows, kept - first);
-      const logits = this.chunkLogits(finalHidden, first, count);
+      const logits = held ? this.logits.subarray(0, count * vocab) : this.chunkLogits(finalHidden, first, count);
       for (let c = 0; c < count; c++) this.chunkGradients[c] = dLogprobs[this.positions[first + c]!]!;
       this.kernels.tokenLogprobsBackward({
         logits,

@@ -3,6 +3,7 @@ import { ropeInverseFrequencies, RopeTable } from "../../model/rope.js";
 import type { Transformer } from "../../model/transformer.js";
 import { DecoderLayer } from "../../model/decoder-layer.js";
 import { type ActivationSizes, LayerActivations, SharedActivations } from "../../model/layer-activations.js";
+import { expandRows } from "../../model/selected-rows.js";
 import { GradientBuffers } from "./activations.js";
 import { DecoderLayerBackward, type PassLayout } from "./decoder-layer-backward.js";
 import { ModelGradients, type ParameterGradients } from "./model-gradients.js";
@@ -66,7 +67,8 @@ export class TrainingModel {
   private layerInputs = new Float32Array(0);
   private dHidden = new Float32Array(0);
   /** The last forward: its pass, its tokens, how many of its first layers kept their activations. */
-  private last: { pass: PassLayout; tokens: Int32Array; kept: number; backwardReady: boolean } | null = null;
+  /** The last forward: its pass, tokens, kept layers and scored rows (`scoredRows`). */
+  private last: { pass: PassLayout; tokens: Int32Array; kept: number; scored: Int32Array | undefined; backwardReady: boolean } | null = null;
 
   constructor(
     readonly transformer: Transformer,
@@ -118,22 +120,19 @@ export class TrainingModel {
     const inputOf = (layer: number) => this.layerInputs.subarray(layer * width, (layer + 1) * width);
 
     kernels.embed(inputOf(0), weights.embedTokens, sequence.tokens.subarray(0, rows));
-    // Without a backward, the last layer goes on past attention only at the scored positions.
-    const scored = forBackward ? undefined : scoredRows(request.mask, rows);
+    // The last layer goes on past attention only at the scored positions: nothing else reads its
+    // output, so elsewhere its gradient is zero too.
+    const scored = scoredRows(request.mask, rows);
     for (let layer = 0; layer < config.numLayers; layer++) {
       const acts = this.activations(Math.min(layer, kept), rows, rank);
       const outputRows = layer === config.numLayers - 1 ? scored : undefined;
       this.layer.forward(layer, weights.layers[layer]!, pass, acts, inputOf(layer), inputOf(layer + 1), outputRows);
     }
-    if (scored) {
-      // Back to their positions, where the scorer reads them (descending: each row moves up or stays).
-      const final = inputOf(config.numLayers);
-      const hidden = config.hiddenSize;
-      for (let i = scored.length - 1; i >= 0; i--) final.copyWithin(scored[i]! * hidden, i * hidden, (i + 1) * hidden);
-    }
+    // Back to their positions, where the scorer reads them.
+    if (scored) expandRows(inputOf(config.numLayers), scored, config.hiddenSize, rows);
     const scores: TokenScores = { logprobs: new Float64Array(request.mask.length), entropies: new Float64Array(request.mask.length) };
     this.scorer.score(inputOf(config.numLayers), rows, request.targets, request.mask, scores);
-    this.last = { pass, tokens: sequence.tokens.subarray(0, rows), kept, backwardReady: forBackward };
+    this.last = { pass, tokens: sequence.tokens.subarray(0, rows), kept, scored, backwardReady: forBackward };
     return scores;
   }
 
@@ -168,9 +167,10 @@ export class TrainingModel {
     for (let layer = config.numLayers - 1; layer >= 0; layer--) {
       const layerWeights = weights.layers[layer]!;
       const acts = this.activations(Math.min(layer, last.kept), rows, rank);
+      const outputRows = layer === config.numLayers - 1 ? last.scored : undefined;
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
-      if (layer >= last.kept) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1));
-      this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients });
+      if (layer >= last.kept) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1), outputRows);
+      this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients, outputRows });
     }
     // dHidden is now dLoss/d(embedding rows).
     if (full) this.transformer.kernels.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);
