@@ -24,6 +24,7 @@ import { makeTinyModel } from "../src/engine/fixtures/tiny-model.js";
 import { defaultSamplingParams } from "../src/engine/sampling/params.js";
 import { buildApp } from "../src/server/app.js";
 import { createApiKey } from "../src/store/keys.js";
+import { describeMachine } from "./machine.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const TOKENS = env("BENCH_TOKENS", 16);
@@ -194,12 +195,7 @@ async function promptIds(clients: number): Promise<number[][]> {
 }
 
 console.log(`chat HTTP overhead benchmark: ${modelId}, kernels per FLYWHEEL_KERNELS (${process.env.FLYWHEEL_KERNELS ?? "auto"}), ${TOKENS} tokens per request, ${ROUNDS} rounds`);
-console.log(
-  `machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os
-    .loadavg()
-    .map((load) => load.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`machine: ${describeMachine()}`);
 const prompts = await promptIds(Math.max(...CONCURRENCY));
 console.log(`prompt: ${prompts[0]!.length} tokens`);
 // Warm-up of both paths (JIT, engine caches, connections).

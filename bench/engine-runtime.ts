@@ -10,7 +10,6 @@
  * FLYWHEEL_KERNELS (native when built). Not a test: numbers depend on the machine and its load.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GenerateEvent } from "../src/engine/api.js";
@@ -19,6 +18,7 @@ import { loadModel } from "../src/engine/model/load.js";
 import { LocalEngine } from "../src/engine/runtime/local-engine.js";
 import { defaultSamplingParams } from "../src/engine/sampling/params.js";
 import { argmax } from "../src/engine/sampling/select.js";
+import { describeMachine } from "./machine.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const TOKENS = env("BENCH_TOKENS", 64);
@@ -66,12 +66,7 @@ async function throughEngine(engine: LocalEngine, count: number): Promise<{ toke
 const model = loadModel(cacheDir);
 const engine = await LocalEngine.start({ id: "bench", dir: cacheDir, scheduler: { maxRunningSequences: 16, prefixCacheBytes: 0 } });
 console.log(`runtime benchmark: qwen2 hidden ${shape.hiddenSize}, ${shape.numLayers} layers, kernels ${model.transformer.kernels.name}, prompt ${PROMPT}, ${TOKENS} tokens per stream`);
-console.log(
-  `machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${os
-    .loadavg()
-    .map((load) => load.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`machine: ${describeMachine()}`);
 // Warm-up of both paths (JIT, caches).
 bareForward(2);
 await throughEngine(engine, 2);

@@ -31,6 +31,7 @@ import { parseArgs } from "node:util";
 import { makeTinyModel } from "../src/engine/fixtures/tiny-model.js";
 import { SeededRandom } from "../src/engine/fixtures/random.js";
 import { type BenchCase, CASES, LORA, type RowsSpec } from "./train-vs-pytorch/cases.js";
+import { describeMachine } from "./machine.js";
 
 const cacheDir = path.join(import.meta.dirname, ".cache", "train");
 const { values } = parseArgs({
@@ -206,7 +207,8 @@ for (const benchCase of cases) {
 console.log(`\n## Training: Flywheel beside transformers + PEFT (${quick ? "quick" : "full"} run)\n`);
 for (const benchCase of cases) console.log(`- ${benchCase.name}: ${benchCase.what}; make-tiny ${benchCase.makeTinyFlags}`);
 const backends = new Set(results.flatMap((row) => [row.pytorch.backend, row.flywheel.backend]).filter(Boolean));
-console.log(`- sides: ${[...backends].join("; ")}\n`);
+console.log(`- sides: ${[...backends].join("; ")}`);
+console.log(`- machine: ${describeMachine()}\n`);
 console.log("| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | Tokens per CPU-second (PyTorch / Flywheel) | First loss (PyTorch / Flywheel) |");
 console.log("|---|---|---:|---:|---:|---:|---:|---|---|");
 printRows(results, true);
