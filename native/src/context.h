@@ -117,12 +117,14 @@ class KernelContext {
   Scratch scratch_;
   // Buffers of the training kernels, kept between calls (they only grow): gemm's copy of b in the
   // layout its loops read and its transposed output, linear_weight_backward's bias sums,
-  // attention_backward's per-task key and value gradients, attention's transposed keys.
+  // attention_backward's per-task key and value gradients, attention's transposed keys,
+  // rms_norm_backward's per-block weight gradients.
   std::vector<float> gemm_b_;
   std::vector<float> gemm_c_t_;
   std::vector<double> bias_sums_;
   std::vector<float> attention_d_keys_;
   std::vector<float> attention_d_values_;
+  std::vector<float> norm_weight_sums_;
   // attention's keys transposed per kv head (prefill and scoring on AVX-512).
   std::vector<float> attention_keys_t_;
 };
