@@ -17,6 +17,9 @@ namespace {
 
 constexpr int kRows = kAttentionBackwardRows;
 
+// The lanes of a 16-wide step with `left` values still to go: all of them, or the first `left`.
+inline __mmask16 lanes_left(int left) { return left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1); }
+
 // out[i · ld + j] = Σ_d a[i · hd + d] · b_t[key j's dimension d] for the 16 rows of `a` and keys
 // [0, keys) in blocks of 16 (transpose_keys' layout): 16 accumulators, one per row.
 template <int C>
@@ -163,14 +166,14 @@ FLYWHEEL_AVX512 void backward_block(const AttentionBackwardBlock& block) {
         // Masked steps of 16 (the last one partial), so both passes stay vector operations.
         __m512 weighted = _mm512_setzero_ps();
         for (int j = 0; j < visible; j += 16) {
-          const __mmask16 lanes = visible - j >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (visible - j)) - 1);
+          const __mmask16 lanes = lanes_left(visible - j);
           const __m512 pj = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, pi + j), normalize);
           _mm512_mask_storeu_ps(pi + j, lanes, pj);
           weighted = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(lanes, dsi + j), weighted);
         }
         const __m512 mean = _mm512_set1_ps(_mm512_reduce_add_ps(weighted));
         for (int j = 0; j < visible; j += 16) {
-          const __mmask16 lanes = visible - j >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (visible - j)) - 1);
+          const __mmask16 lanes = lanes_left(visible - j);
           const __m512 dsj = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, pi + j), _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, dsi + j), mean)), scale);
           _mm512_mask_storeu_ps(dsi + j, lanes, dsj);
         }
