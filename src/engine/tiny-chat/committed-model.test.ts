@@ -4,11 +4,12 @@ import { describe, expect, it } from "vitest";
 import { readModelConfig } from "../checkpoint/model-config.js";
 import { selectKernels } from "../kernels/select.js";
 import { loadModel } from "../model/load.js";
-import { heldOutExamples } from "./build.js";
+import { type BuildReport, heldOutExamples } from "./build.js";
 import { accuracyByTask, evaluateExamples } from "./evaluate.js";
 import { TASK_NAMES } from "./examples.js";
+import { type BuildContext, modelCard } from "./model-card.js";
 import { probeNameCopying } from "./name-probe.js";
-import { TINY_CHAT_RECIPE } from "./recipe.js";
+import { TINY_CHAT_RECIPE, type TinyChatRecipe } from "./recipe.js";
 
 /** Held-out examples per task in the sample. */
 const SAMPLE_PER_TASK = 40;
@@ -26,7 +27,7 @@ const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.m
 
 /** The model `npm run model:build` wrote and the repository ships (it is not retrained here). */
 describe("the committed flywheel/tiny-chat", () => {
-  const report = JSON.parse(fs.readFileSync(`${dir}/eval.json`, "utf8")) as { parameters: number; seed: number; recipe: typeof TINY_CHAT_RECIPE };
+  const report = JSON.parse(fs.readFileSync(`${dir}/eval.json`, "utf8")) as BuildReport & BuildContext & { recipe: TinyChatRecipe };
 
   it("is a Hugging Face qwen2 checkpoint of at most 40 MB, built by the committed recipe", () => {
     for (const file of ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "eval.json", "README.md"]) expect(fs.existsSync(`${dir}/${file}`), file).toBe(true);
@@ -39,6 +40,12 @@ describe("the committed flywheel/tiny-chat", () => {
       positions: TINY_CHAT_RECIPE.shape.maxPositionEmbeddings,
     });
     expect(report.recipe).toEqual(TINY_CHAT_RECIPE);
+  });
+
+  it("carries the card the build renders from its eval.json, so no figure was edited by hand", () => {
+    const context = { command: report.command, wallSeconds: report.wallSeconds, machine: report.machine };
+    const card = modelCard(report.recipe, report, context, fs.statSync(`${dir}/model.safetensors`).size);
+    expect(fs.readFileSync(`${dir}/README.md`, "utf8")).toBe(card);
   });
 
   it("answers a sample of the held-out split through the engine, greedy, as well as its card says", async () => {

@@ -22,7 +22,8 @@ const TASK_DESCRIPTIONS: Record<TaskName, string> = {
   three_terms: "sums of three numbers from 1 to 30, worked as two column additions (3% of the training mix; the RL example teaches the same work on terms from 20 to 49)",
 };
 
-const percent = (value: number) => `${(100 * value).toFixed(0)}%`;
+// One decimal where it is not whole: 193/200 is 96.5%, which must not read as a 97% bar met.
+const percent = (value: number) => `${Number((100 * value).toFixed(1))}%`;
 
 /** eval.json: the recipe, the held-out accuracy per task and the untrained baseline, as numbers. */
 export function evalJson(recipe: TinyChatRecipe, report: BuildReport, context: BuildContext): Record<string, unknown> {
