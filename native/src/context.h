@@ -95,6 +95,13 @@ class KernelContext {
   void attention_transposed(AttentionTransposedKernel kernel, float* out, const float* q, int rows, const float* keys,
                             const float* values, int start, const AttentionShape& shape);
 
+  // gemm's parts: one row of c from its sums (times alpha, added when accumulating); every row
+  // from sums laid out transposed; and the transposed-a products with a side of LoRA's rank, from
+  // one pass over the long side at AVX-512.
+  void store_row(float* c, int i, const float* sums, const GemmSpec& spec);
+  void store_transposed(float* c, const float* c_t, const GemmSpec& spec);
+  void transposed_a_products(float* c, const float* a, const float* b, const GemmSpec& spec, bool small_n);
+
   // RoPE's rotation of every head vector in place, or its inverse (the backward).
   void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
 

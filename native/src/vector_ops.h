@@ -37,6 +37,10 @@ const VectorOps& vector_ops_avx2();
 void axpys_avx512(float* y, const float* coefficients, const float* rows, int count, int n);
 // VectorOps::dots with vector_ops_avx2().dots' bits.
 void dots_avx512(float* out, const float* a, const float* rows, int count, int n);
+// sums[j·n + i] = Σ_p coefficients[p·count + j] · rows[p·n + i] for j < count and i in [begin, end):
+// count rows of axpys at once, each element with axpys' bits for finite rows, reading each row of
+// `rows` once for all count sums instead of once per sum. begin is a multiple of 32.
+void outer_sums_avx512(float* sums, const float* coefficients, int count, const float* rows, int k, int n, int begin, int end);
 // out[j] = alpha · x[j] (accumulate: out[j] += alpha · x[j]) for j < n.
 void scale_store_avx512(float* out, const float* x, float alpha, int n, bool accumulate);
 #endif

@@ -2,6 +2,8 @@
 // output element gets the same operations in the same order as in vector_ops_avx2.cc.
 #include "vector_ops.h"
 
+#include <algorithm>
+
 #include "simd.h"
 
 #if FLYWHEEL_HAVE_X86
@@ -41,6 +43,74 @@ FLYWHEEL_AVX512 void axpys_avx512(float* y, const float* coefficients, const flo
       if (coefficients[p] != 0.0f) sum += coefficients[p] * rows[static_cast<size_t>(p) * n + i];
     }
     y[i] = sum;
+  }
+}
+
+namespace {
+
+// G of outer_sums' sums over 32 columns from i (lanes0 and lanes1 say which of them exist): a
+// register tile of G × 32 chains, so a row's 32 floats are loaded once for G multiply-adds each.
+template <int G>
+FLYWHEEL_AVX512 void outer_tile(float* sums, const float* coefficients, int count, int j0, const float* rows, int k, int n, int i, __mmask16 lanes0, __mmask16 lanes1) {
+  __m512 acc0[G], acc1[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; g++) acc0[g] = acc1[g] = _mm512_setzero_ps();
+  for (int p = 0; p < k; p++) {
+    const float* c = coefficients + static_cast<size_t>(p) * count + j0;
+    // A row whose G coefficients are all zero adds nothing (axpys skips each zero coefficient).
+    if (_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << G) - 1), c), _mm512_setzero_ps(), _CMP_NEQ_UQ) == 0) continue;
+    const float* x = rows + static_cast<size_t>(p) * n + i;
+    const __m512 x0 = _mm512_maskz_loadu_ps(lanes0, x);
+    const __m512 x1 = _mm512_maskz_loadu_ps(lanes1, x + 16);
+#pragma GCC unroll 8
+    for (int g = 0; g < G; g++) {
+      const __m512 cv = _mm512_set1_ps(c[g]);
+      acc0[g] = _mm512_fmadd_ps(cv, x0, acc0[g]);
+      acc1[g] = _mm512_fmadd_ps(cv, x1, acc1[g]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < G; g++) {
+    float* out = sums + static_cast<size_t>(j0 + g) * n + i;
+    _mm512_mask_storeu_ps(out, lanes0, acc0[g]);
+    _mm512_mask_storeu_ps(out + 16, lanes1, acc1[g]);
+  }
+}
+
+}  // namespace
+
+// Each element is axpys' chain: fused multiply-adds in row order from zero, the scalar tail's
+// separate multiply and add. A zero coefficient is multiplied in rather than skipped unless its
+// whole tile row is zero; for finite rows that changes nothing but, at most, the sign of a zero sum.
+FLYWHEEL_AVX512 void outer_sums_avx512(float* sums, const float* coefficients, int count, const float* rows, int k, int n, int begin, int end) {
+  const int vector_end = std::min(end, n / 8 * 8);
+  for (int i = begin; i < vector_end; i += 32) {
+    // The last block may be short, by whole 8-float blocks.
+    const int left = vector_end - i;
+    const auto lanes0 = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
+    const auto lanes1 = static_cast<__mmask16>(left >= 32 ? 0xffff : left > 16 ? (1u << (left - 16)) - 1 : 0);
+    int j = 0;
+    for (; j + 8 <= count; j += 8) outer_tile<8>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1);
+    switch (count - j) {
+      case 7: outer_tile<7>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 6: outer_tile<6>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 5: outer_tile<5>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 4: outer_tile<4>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 3: outer_tile<3>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 2: outer_tile<2>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      case 1: outer_tile<1>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1); break;
+      default: break;
+    }
+  }
+  for (int i = std::max(begin, n / 8 * 8); i < end; i++) {
+    for (int j = 0; j < count; j++) {
+      float sum = 0.0f;
+      for (int p = 0; p < k; p++) {
+        const float c = coefficients[static_cast<size_t>(p) * count + j];
+        if (c != 0.0f) sum += c * rows[static_cast<size_t>(p) * n + i];
+      }
+      sums[static_cast<size_t>(j) * n + i] = sum;
+    }
   }
 }
 

@@ -19,23 +19,18 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
   // summed either as a dot product over k (long k) or as k axpy steps over a row of n (long n),
   // with b turned into the layout that form reads. The form depends on the shapes only, never on
   // m or the thread count, so a row's result does not depend on the batch around it.
-  const auto store = [&](int i, const float* sums) {
-    float* out = c + static_cast<size_t>(i) * n;
+  // Transposed a with one side of the rank (LoRA's dB: n small; dA: m small), summed over k rows:
+  // each of the small side's sums is k axpy steps over a row of the long side.
+  const bool small_n = s.transpose_a && n <= 64 && n < m;
+  const bool small_m = s.transpose_a && !s.transpose_b && m <= 64 && m < n && n >= 16;
 #if defined(__x86_64__)
-    if (level_ == SimdLevel::Avx512) {
-      scale_store_avx512(out, sums, s.alpha, n, s.accumulate);
-      return;
-    }
+  if (level_ == SimdLevel::Avx512 && (small_n || small_m)) {
+    transposed_a_products(c, a, b, s, small_n);
+    return;
+  }
 #endif
-    if (s.accumulate) {
-      for (int j = 0; j < n; j++) out[j] += s.alpha * sums[j];
-    } else {
-      for (int j = 0; j < n; j++) out[j] = s.alpha * sums[j];
-    }
-  };
-  // Transposed a with few columns of c (dB of LoRA: m = outputs, n = rank, k = rows): cᵀ row j is
-  // Σ_p b[p, j] · a[p, :], k axpy steps over the long m.
-  if (s.transpose_a && n <= 64 && n < m) {
+  if (small_n) {
+    // cᵀ row j is Σ_p b[p, j] · a[p, :], one row at a time.
     std::vector<float>& c_t = gemm_c_t_;
     c_t.assign(static_cast<size_t>(n) * m, 0.0f);
     scratch_.reserve(static_cast<size_t>(k));
@@ -49,11 +44,7 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     } else {
       pool_.parallel_for(n, column);
     }
-    std::vector<float> sums(n);
-    for (int i = 0; i < m; i++) {
-      for (int j = 0; j < n; j++) sums[j] = c_t[static_cast<size_t>(j) * m + i];
-      store(i, sums.data());
-    }
+    store_transposed(c, c_t.data(), s);
     return;
   }
   // b as the form reads it: [n × k] rows for dot products, [k × n] rows for axpy steps. Only a
@@ -84,7 +75,7 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     } else {
       axpys(sums, a_row, rows_of_b, k, n);
     }
-    store(i, sums);
+    store_row(c, i, sums, s);
   };
   const double work = static_cast<double>(m) * n * k;
   if (work < kSerialWork || pool_.size() == 1) {
@@ -96,5 +87,65 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     for (int i = task; i < m; i += tasks) row(i, thread);
   });
 }
+
+void KernelContext::store_row(float* c, int i, const float* sums, const GemmSpec& s) {
+  float* out = c + static_cast<size_t>(i) * s.n;
+#if defined(__x86_64__)
+  if (level_ == SimdLevel::Avx512) {
+    scale_store_avx512(out, sums, s.alpha, s.n, s.accumulate);
+    return;
+  }
+#endif
+  if (s.accumulate) {
+    for (int j = 0; j < s.n; j++) out[j] += s.alpha * sums[j];
+  } else {
+    for (int j = 0; j < s.n; j++) out[j] = s.alpha * sums[j];
+  }
+}
+
+void KernelContext::store_transposed(float* c, const float* c_t, const GemmSpec& s) {
+  std::vector<float> sums(s.n);
+  for (int i = 0; i < s.m; i++) {
+    for (int j = 0; j < s.n; j++) sums[j] = c_t[static_cast<size_t>(j) * s.m + i];
+    store_row(c, i, sums.data(), s);
+  }
+}
+
+#if defined(__x86_64__)
+void KernelContext::transposed_a_products(float* c, const float* a, const float* b, const GemmSpec& s, bool small_n) {
+  const int m = s.m, n = s.n, k = s.k;
+  // small_n: cᵀ [n × m] = Σ_p b[p, :]ᵀ a[p, :], coefficients from b and rows of a;
+  // small_m: c [m × n] = Σ_p a[p, :]ᵀ b[p, :], coefficients from a and rows of b.
+  const int count = small_n ? n : m;
+  const int length = small_n ? m : n;
+  const float* coefficients = small_n ? b : a;
+  const float* rows = small_n ? a : b;
+  if (small_n && s.transpose_b) {
+    gemm_b_.resize(static_cast<size_t>(k) * n);
+    for (int p = 0; p < k; p++) {
+      for (int j = 0; j < n; j++) gemm_b_[static_cast<size_t>(p) * n + j] = b[static_cast<size_t>(j) * k + p];
+    }
+    coefficients = gemm_b_.data();
+  }
+  std::vector<float>& sums = gemm_c_t_;
+  sums.resize(static_cast<size_t>(count) * length);
+  // Tasks own whole 32-column blocks, so an element's chain never depends on the thread count.
+  const int blocks = (length + 31) / 32;
+  const auto run = [&](int first, int last) {
+    outer_sums_avx512(sums.data(), coefficients, count, rows, k, length, first * 32, std::min(length, last * 32));
+  };
+  if (static_cast<double>(m) * n * k < kSerialWork || pool_.size() == 1) {
+    run(0, blocks);
+  } else {
+    const int tasks = std::min(blocks, pool_.size() * 4);
+    pool_.parallel_for(tasks, [&](int task, int) { run(task * blocks / tasks, (task + 1) * blocks / tasks); });
+  }
+  if (small_n) {
+    store_transposed(c, sums.data(), s);
+  } else {
+    for (int i = 0; i < m; i++) store_row(c, i, sums.data() + static_cast<size_t>(i) * n, s);
+  }
+}
+#endif
 
 }  // namespace flywheel

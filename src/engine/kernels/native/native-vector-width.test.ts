@@ -7,7 +7,7 @@ import { NativeKernels } from "./index.js";
 // Kernels with a 512-bit version whose every output keeps the 256-bit version's operations (LoRA's
 // products, in axpy and in dot-product form): the same bits at both x86 vector levels.
 describeNative("native kernels at AVX-512 against AVX2", (addon) => {
-  it.runIf(addon.bestSimd === "avx512")("gemm in axpy form (LoRA's B product, dB) gives the same bits at both widths", () => {
+  it.runIf(addon.bestSimd === "avx512")("gemm in axpy form (LoRA's B product) gives the same bits at both widths", () => {
     const [wide, narrow] = (["avx512", "avx2"] as const).map((simd) => new NativeKernels(addon, { threads: 2, simd }));
     const random = new SeededRandom(3);
     // n: below 8, multiples of 8 and 16 and 64, and ragged; k includes zero coefficients (skipped).
@@ -24,13 +24,6 @@ describeNative("native kernels at AVX-512 against AVX2", (addon) => {
         wide!.gemm(c512, a, b, m, n, k, { alpha: 2, accumulate: true });
         narrow!.gemm(c256, a, b, m, n, k, { alpha: 2, accumulate: true });
         expectSameBits(c512, c256, `gemm ${m}×${n}×${k}`);
-        // dB of a LoRA factor: a transposed, few columns of c.
-        const [t512, t256] = [new Float32Array(k * 8), new Float32Array(k * 8)];
-        const x = random.uniform(m * k, 1);
-        const g = random.uniform(m * 8, 1);
-        wide!.gemm(t512, x, g, k, 8, m, { transposeA: true });
-        narrow!.gemm(t256, x, g, k, 8, m, { transposeA: true });
-        expectSameBits(t512, t256, `gemm dB ${k}×8×${m}`);
       }
     }
     // Dot-product form (x·A of LoRA: few columns, a long k): k below 8, one 8-float block, pairs
@@ -44,6 +37,40 @@ describeNative("native kernels at AVX-512 against AVX2", (addon) => {
         wide!.gemm(c512, a, b, m, n, k, { transposeB: true, alpha: 0.5 });
         narrow!.gemm(c256, a, b, m, n, k, { transposeB: true, alpha: 0.5 });
         expectSameBits(c512, c256, `gemm ${m}×${n}×${k}, b transposed`);
+      }
+    }
+  });
+
+  it.runIf(addon.bestSimd === "avx512")("gemm with a transposed and a side of LoRA's rank (dB, dA) gives the same bits at both widths, on 1 and 2 threads", () => {
+    const [wide, narrow, wideAlone] = [new NativeKernels(addon, { threads: 2, simd: "avx512" }), new NativeKernels(addon, { threads: 2, simd: "avx2" }), new NativeKernels(addon, { threads: 1, simd: "avx512" })];
+    const random = new SeededRandom(5);
+    // The long side: below 8, one and several 32-float blocks, short last blocks and ragged tails;
+    // the rank: below, at and above one 8-wide tile; rows: one, a few, and enough to share out.
+    for (const long of [5, 24, 77, 200, 704]) {
+      for (const rank of [3, 8, 13, 16]) {
+        for (const rows of [1, 37, 300]) {
+          // Rows with every coefficient zero (unscored tokens) and a lone zero coefficient.
+          const zeroRows = (values: Float32Array, width: number) => {
+            for (let p = 0; p < rows; p += 3) values.fill(0, p * width, (p + 1) * width);
+            values[width + 1] = 0;
+            return values;
+          };
+          for (const [label, m, n, a, b] of [
+            // dB: a is dy [rows × long], b the projection [rows × rank].
+            ["dB", long, rank, random.uniform(rows * long, 1), zeroRows(random.uniform(rows * rank, 1), rank)],
+            // dA: a is dt [rows × rank], b the input [rows × long].
+            ["dA", rank, long, zeroRows(random.uniform(rows * rank, 1), rank), random.uniform(rows * long, 1)],
+          ] as const) {
+            const initial = random.uniform(m * n, 1);
+            const results = [wide, narrow, wideAlone].map((kernels) => {
+              const c = Float32Array.from(initial);
+              kernels.gemm(c, a, b, m, n, rows, { transposeA: true, alpha: 0.5, accumulate: true });
+              return c;
+            });
+            expectSameBits(results[0]!, results[1]!, `gemm ${label} ${m}×${n}×${rows}`);
+            expectSameBits(results[2]!, results[1]!, `gemm ${label} ${m}×${n}×${rows}, one thread`);
+          }
+        }
       }
     }
   });
