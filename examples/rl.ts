@@ -8,11 +8,14 @@
  *   npx tsx examples/rl.ts
  *
  * The task: sums of three numbers from 20 to 49 ("What is 32 + 27 + 45?"). flywheel/tiny-chat was
- * taught the column work for terms up to 30 only and miscopies larger ones into it (27% right,
- * greedy). The reward is exact: 1 when the reply's content is the sum, else 0.
+ * taught the column work for terms up to 30 only and miscopies larger ones into it (12% right,
+ * greedy). The reward is exact: 1 when the reply's content is the sum, else 0. Rollouts are sampled
+ * above temperature 1: the model is sure of its wrong copies, and a group whose rollouts all agree
+ * gets equal rewards and teaches nothing.
  * Each step asks new questions; the held-out questions are never trained on. Settings (besides
  * those in examples/shared.ts): RL_STEPS (70), RL_GROUPS (questions per step, 8), RL_GROUP_SIZE
- * (rollouts per question, 16), RL_LEARNING_RATE (0.001), RL_EVAL_QUESTIONS (held-out, 100) and
+ * (rollouts per question, 16), RL_LEARNING_RATE (0.001), RL_TEMPERATURE (the rollouts' sampling
+ * temperature, 1.3), RL_EVAL_QUESTIONS (held-out, 100) and
  * RL_SEED (1: which training questions come first and the rollouts' sampling seeds; the same seed
  * gives the same run up to thread timing).
  *
@@ -44,10 +47,12 @@ export interface RlSettings {
   learningRate: number;
   evalQuestions: number;
   seed: number;
+  /** Sampling temperature of the rollouts. */
+  temperature: number;
 }
 
 export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Partial<RlSettings> = {}): RlSettings {
-  const { steps = 70, groups = 8, groupSize = 16, learningRate = 0.001, evalQuestions = 100, seed = 1 } = defaults;
+  const { steps = 70, groups = 8, groupSize = 16, learningRate = 0.001, evalQuestions = 100, seed = 1, temperature = 1.3 } = defaults;
   const number = (name: string, fallback: number) => {
     const value = Number(env[name] ?? fallback);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${env[name]}'`);
@@ -60,6 +65,7 @@ export function rlSettings(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     learningRate: number("RL_LEARNING_RATE", learningRate),
     evalQuestions: number("RL_EVAL_QUESTIONS", evalQuestions),
     seed: number("RL_SEED", seed),
+    temperature: number("RL_TEMPERATURE", temperature),
   };
 }
 
@@ -116,18 +122,18 @@ const MAX_REPLY_TOKENS = 96;
 
 /**
  * One group: `groupSize` answers to one question from the model at `inferenceName`. Sampled at
- * temperature 1 from the full distribution (the model's generation_config may narrow top_p/top_k,
+ * `temperature` from the full distribution (the model's generation_config may narrow top_p/top_k,
  * so they are reset). A fixed seed per question keeps runs comparable. Flywheel returns each
  * choice's logprobs with token ids for trained-model names — what the trainer needs.
  */
-export async function rollout(client: OpenAI, inferenceName: string, scenario: Scenario, seed: number, groupSize: number): Promise<TrajectoryGroup> {
+export async function rollout(client: OpenAI, inferenceName: string, scenario: Scenario, seed: number, groupSize: number, temperature: number): Promise<TrajectoryGroup> {
   const messages = [{ role: "user" as const, content: scenario.question }];
   const completion = await client.chat.completions.create({
     model: inferenceName,
     messages,
     n: groupSize,
     max_completion_tokens: MAX_REPLY_TOKENS,
-    temperature: 1,
+    temperature,
     top_p: 1,
     seed,
     // vLLM's extension: top_k 0 turns it off.
@@ -225,8 +231,8 @@ export interface StepReport {
 }
 
 /** Rolls out every scenario from `inferenceName`, one group each, with one sampling seed per scenario (from the run's seed). */
-export async function rolloutAll(client: OpenAI, name: string, scenarios: Scenario[], groupSize: number, runSeed = 1): Promise<TrajectoryGroup[]> {
-  return Promise.all(scenarios.map((scenario, index) => rollout(client, name, scenario, runSeed * 1000 + index, groupSize)));
+export async function rolloutAll(client: OpenAI, name: string, scenarios: Scenario[], groupSize: number, runSeed: number, temperature: number): Promise<TrajectoryGroup[]> {
+  return Promise.all(scenarios.map((scenario, index) => rollout(client, name, scenario, runSeed * 1000 + index, groupSize, temperature)));
 }
 
 async function main(): Promise<void> {
@@ -247,7 +253,7 @@ async function main(): Promise<void> {
   console.log(`held-out accuracy before training: ${percent(before)} of ${heldOut.length} questions (greedy)`);
   const rewards: number[] = [];
   for (let index = 0; index < settings.steps; index++) {
-    const groups = await rolloutAll(client, inferenceName(model, step), questionsAt(index), settings.groupSize, settings.seed);
+    const groups = await rolloutAll(client, inferenceName(model, step), questionsAt(index), settings.groupSize, settings.seed, settings.temperature);
     rewards.push(meanReward(groups));
     const result = await train(client, model, groups, settings.learningRate);
     // Groups whose rollouts all got the same reward teach nothing; a job with none still advances the step.

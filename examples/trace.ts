@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const rolloutGroup = weave.op(
     async function rolloutGroup(question: string, modelName: string, seed: number) {
       const scenario = scenarios.find((candidate) => candidate.question === question) as Scenario;
-      const group = await rollout(traced, modelName, scenario, seed, settings.groupSize);
+      const group = await rollout(traced, modelName, scenario, seed, settings.groupSize, settings.temperature);
       return { group, rewards: group.trajectories.map((trajectory) => trajectory.reward) };
     },
     { name: "rollout_group" },

@@ -15,12 +15,12 @@ import { TINY_CHAT_RECIPE, type TinyChatRecipe } from "./recipe.js";
 const SAMPLE_PER_TASK = 40;
 /**
  * Floors per task, a little under what the build's 200-example evaluation measured (arithmetic
- * 100%, tool_call 100%, json 94.5%, tool_answer 99%, conversation 96.5%, three_terms 100%), so a
+ * 100%, tool_call 100%, json 95%, tool_answer 94%, conversation 97.5%, three_terms 92%), so a
  * 40-example sample's noise and another machine's rounding pass, and far above chance (zero). The
  * RL example's weak start (three terms from 20 to 49) is checked by its own test.
  */
 const MIN_ACCURACY = { arithmetic: 0.95, tool_call: 0.95, json: 0.9, tool_answer: 0.85, conversation: 0.9, three_terms: 0.85 };
-/** Made-up names no training example holds, copied back (the build measured 93% greeting, 89% recall). */
+/** Made-up names no training example holds, copied back (the build measured 92% greeting, 89% recall). */
 const MIN_NEW_NAMES = { greeting: 0.8, recall: 0.65 };
 
 const dir = fileURLToPath(new URL("../../../models/flywheel/tiny-chat", import.meta.url));

@@ -18,7 +18,7 @@ export const TINY_CHAT_RECIPE: TinyChatRecipe = {
   seed: 1,
   shape: { hiddenSize: 192, numLayers: 4, numHeads: 6, numKvHeads: 2, intermediateSize: 576, maxPositionEmbeddings: 1024 },
   bpeVocabSize: 1000,
-  schedule: { steps: 10000, examplesPerStep: 32, peakLearningRate: 3e-3, warmupSteps: 100, finalLearningRateFraction: 0.1, maxSequenceTokens: 1024 },
+  schedule: { steps: 11500, examplesPerStep: 32, peakLearningRate: 3e-3, warmupSteps: 100, finalLearningRateFraction: 0.1, maxSequenceTokens: 1024 },
   dtype: "f16",
   threads: 2,
   evalExamplesPerTask: 200,
