@@ -3,6 +3,7 @@ import path from "node:path";
 import { bundledModelsDir } from "../config.js";
 import { SUPPORTED_ARCHITECTURES, type Architecture } from "../engine/checkpoint/model-config.js";
 import { type FixtureDType, makeTinyModel, type TinyModelOptions } from "../engine/fixtures/tiny-model.js";
+import { describeCpu } from "../engine/kernels/cpu-model.js";
 import { buildTinyChat, formatAccuracy } from "../engine/tiny-chat/build.js";
 import { writeModelCard } from "../engine/tiny-chat/model-card.js";
 import { TINY_CHAT_RECIPE, type TinyChatRecipe } from "../engine/tiny-chat/recipe.js";
@@ -95,7 +96,7 @@ async function buildTinyChatCommand(args: string[]): Promise<void> {
   const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(5)}s] ${line}`);
   const report = await buildTinyChat({ ...recipe, outDir, log });
   const command = args.length === 0 ? "npm run model:build" : `flywheel models build-tiny-chat ${args.join(" ")}`;
-  const machine = `${os.availableParallelism()} CPUs, ${os.cpus()[0]?.model.trim() ?? "unknown CPU"}, Node ${process.versions.node}`;
+  const machine = `${os.availableParallelism()} CPUs, ${describeCpu()}, Node ${process.versions.node}`;
   writeModelCard(outDir, recipe, report, { command, wallSeconds: (performance.now() - started) / 1000, machine });
   console.log(`Wrote flywheel/tiny-chat (${(report.parameters / 1e6).toFixed(2)}M parameters) to ${outDir}; held-out accuracy: ${formatAccuracy(report.heldOut)}`);
 }
