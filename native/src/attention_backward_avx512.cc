@@ -17,9 +17,6 @@ namespace {
 
 constexpr int kRows = kAttentionBackwardRows;
 
-// The lanes of a 16-wide step with `left` values still to go: all of them, or the first `left`.
-inline __mmask16 lanes_left(int left) { return left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1); }
-
 // out[i · ld + j] = Σ_d a[i · hd + d] · b_t[key j's dimension d] for the 16 rows of `a` and keys
 // [0, keys) in blocks of 16 (transpose_keys' layout): 16 accumulators, one per row.
 template <int C>

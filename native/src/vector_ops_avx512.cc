@@ -58,7 +58,7 @@ FLYWHEEL_AVX512 void outer_tile(float* sums, const float* coefficients, int coun
   for (int p = 0; p < k; p++) {
     const float* c = coefficients + static_cast<size_t>(p) * count + j0;
     // A row whose G coefficients are all zero adds nothing (axpys skips each zero coefficient).
-    if (_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << G) - 1), c), _mm512_setzero_ps(), _CMP_NEQ_UQ) == 0) continue;
+    if (_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(lanes_left(G), c), _mm512_setzero_ps(), _CMP_NEQ_UQ) == 0) continue;
     const float* x = rows + static_cast<size_t>(p) * n + i;
     const __m512 x0 = _mm512_maskz_loadu_ps(lanes0, x);
     const __m512 x1 = _mm512_maskz_loadu_ps(lanes1, x + 16);
@@ -87,8 +87,8 @@ FLYWHEEL_AVX512 void outer_sums_avx512(float* sums, const float* coefficients, i
   for (int i = begin; i < vector_end; i += 32) {
     // The last block may be short, by whole 8-float blocks.
     const int left = vector_end - i;
-    const auto lanes0 = static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-    const auto lanes1 = static_cast<__mmask16>(left >= 32 ? 0xffff : left > 16 ? (1u << (left - 16)) - 1 : 0);
+    const __mmask16 lanes0 = lanes_left(left);
+    const __mmask16 lanes1 = lanes_left(left - 16);
     int j = 0;
     for (; j + 8 <= count; j += 8) outer_tile<8>(sums, coefficients, count, j, rows, k, n, i, lanes0, lanes1);
     switch (count - j) {
