@@ -13,8 +13,9 @@ import { isTerminal, waitForJob } from "../../testing/training.js";
 /** Past the list's count cap (1,000), so the page shows "1,000+ calls". */
 const MANY_CALLS = 1050;
 // docs/ui/ when FLYWHEEL_UI_SCREENSHOTS=1 (to refresh the documentation's pictures), else a
-// temporary folder, so that a test run leaves the working tree as it was.
-const SCREENSHOTS = process.env.FLYWHEEL_UI_SCREENSHOTS === "1" ? fileURLToPath(new URL("../../../docs/ui/", import.meta.url)) : `${fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-ui-shots-"))}/`;
+// temporary folder, removed after the run, so that a test run leaves the working tree as it was.
+const KEEP_SCREENSHOTS = process.env.FLYWHEEL_UI_SCREENSHOTS === "1";
+const SCREENSHOTS = KEEP_SCREENSHOTS ? fileURLToPath(new URL("../../../docs/ui/", import.meta.url)) : path.join(os.tmpdir(), `flywheel-ui-shots-${process.pid}/`);
 const runIt = chromiumAvailable() || chromiumRequired ? describe : describe.skip;
 if (!chromiumAvailable() && !chromiumRequired) console.warn("Chromium is not installed at /usr/bin/chromium: the browser tests are skipped");
 
@@ -33,9 +34,11 @@ runIt("web UI in Chromium", () => {
   const consoleErrors: string[] = [];
   let modelId: string;
   let rootCallId: string;
+  let uiDir: string;
 
   beforeAll(async () => {
-    t = await startTrainingApp("sqlite", { uiDir: buildUiInto() });
+    uiDir = buildUiInto();
+    t = await startTrainingApp("sqlite", { uiDir });
     base = await t.app.listen({ port: 0, host: "127.0.0.1" });
     modelId = await trainTwoSteps(t);
     rootCallId = await logTrace(t);
@@ -51,6 +54,8 @@ runIt("web UI in Chromium", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await t?.close();
+    if (uiDir) fs.rmSync(uiDir, { recursive: true, force: true });
+    if (!KEEP_SCREENSHOTS) fs.rmSync(SCREENSHOTS, { recursive: true, force: true });
   });
 
   it("refuses a wrong key with a clear message, then logs in and lists the model", async () => {

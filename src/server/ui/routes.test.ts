@@ -2,13 +2,24 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../testing/app.js";
 import { UI_CONTENT_SECURITY_POLICY } from "./routes.js";
 
+/** Folders the tests write, removed after them. */
+const folders: string[] = [];
+const tempFolder = (prefix: string) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  folders.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** A built UI as src/ui/build.mjs lays it out, small enough to check byte for byte. */
 function writeUiBuild(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-ui-"));
+  const dir = tempFolder("flywheel-ui-");
   fs.mkdirSync(path.join(dir, "assets"));
   fs.writeFileSync(path.join(dir, "index.html"), '<meta name="flywheel-trace-base-path" content="%TRACE_BASE_PATH%"><script type="module" src="/assets/main-ABC.js"></script>');
   fs.writeFileSync(path.join(dir, "assets", "main-ABC.js"), "console.log('hi')");
@@ -59,7 +70,7 @@ describe("web UI serving", () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().detail).toMatch(/No UI asset/);
     await t.close();
-    t = await startTestApp("sqlite", { uiDir: fs.mkdtempSync(path.join(os.tmpdir(), "flywheel-no-ui-")) });
+    t = await startTestApp("sqlite", { uiDir: tempFolder("flywheel-no-ui-") });
     const unbuilt = await t.app.inject({ method: "GET", url: "/" });
     expect(unbuilt.statusCode).toBe(503);
     expect(unbuilt.json().detail).toMatch(/npm run build/);
