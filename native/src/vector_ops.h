@@ -41,6 +41,14 @@ void dots_avx512(float* out, const float* a, const float* rows, int count, int n
 // count rows of axpys at once, each element with axpys' bits for finite rows, reading each row of
 // `rows` once for all count sums instead of once per sum. begin is a multiple of 32.
 void outer_sums_avx512(float* sums, const float* coefficients, int count, const float* rows, int k, int n, int begin, int end);
+// Rows [begin, end) of c [· × n] = alpha · a·bᵀ (accumulate: c += that), a [· × k], b [n × k]: each
+// row with the bits of dots_avx512 and scale_store_avx512 on it alone, rows four at a time sharing
+// each load of b. sums: 4 · n floats of scratch.
+void row_dots_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate, float* sums);
+// Rows [begin, end) of c [· × n] = alpha · a·b (accumulate: c += that), a [· × k] the coefficients,
+// b [k × n]: each row with the bits of axpys_avx512 and scale_store_avx512 on it alone, rows four at
+// a time sharing each load of b.
+void row_axpys_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate);
 // out[j] = alpha · x[j] (accumulate: out[j] += alpha · x[j]) for j < n.
 void scale_store_avx512(float* out, const float* x, float alpha, int n, bool accumulate);
 #endif

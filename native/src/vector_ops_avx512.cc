@@ -114,50 +114,142 @@ FLYWHEEL_AVX512 void outer_sums_avx512(float* sums, const float* coefficients, i
   }
 }
 
+namespace {
+
+// dots' horizontal sum of one chain pair (lanes 0–7 and 8–15), then its scalar tail over a and b.
+FLYWHEEL_AVX512 inline float dot_finish(__m512 s, const float* a, const float* b, int n) {
+  const __m256 v = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+  float total = _mm_cvtss_f32(sum);
+  for (int t = n / 8 * 8; t < n; t++) total += a[t] * b[t];
+  return total;
+}
+
+// sums[r · ld + j] = dots' result for row r of `a` and row j of `b` (both n long), R × J of them
+// at once: each 16-float step loads R + J vectors for R · J multiply-adds.
+template <int R, int J>
+FLYWHEEL_AVX512 void dot_tile(float* sums, size_t ld, const float* a, const float* b, int n) {
+  const int pairs_end = n / 16 * 16;
+  __m512 s[R][J];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int j = 0; j < J; j++) s[r][j] = _mm512_setzero_ps();
+  }
+  const auto step = [&](int i, __mmask16 lanes) FLYWHEEL_AVX512 {
+    __m512 bv[J];
+#pragma GCC unroll 4
+    for (int j = 0; j < J; j++) bv[j] = _mm512_maskz_loadu_ps(lanes, b + static_cast<size_t>(j) * n + i);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+      const __m512 av = _mm512_maskz_loadu_ps(lanes, a + static_cast<size_t>(r) * n + i);
+#pragma GCC unroll 4
+      for (int j = 0; j < J; j++) s[r][j] = _mm512_mask3_fmadd_ps(av, bv[j], s[r][j], lanes);
+    }
+  };
+  for (int i = 0; i < pairs_end; i += 16) step(i, 0xFFFF);
+  if (n - pairs_end >= 8) step(pairs_end, 0x00FF);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int j = 0; j < J; j++) sums[r * ld + j] = dot_finish(s[r][j], a + static_cast<size_t>(r) * n, b + static_cast<size_t>(j) * n, n);
+  }
+}
+
+// R rows' axpys over V 16-float vectors of columns from `col` (the last vector's `lanes` of them),
+// stored as scale_store_avx512 stores: c[r · ldc + col ..] = alpha · sum (or += it). A zero
+// coefficient is skipped by its mask, as axpys skips it.
+template <int R, int V>
+FLYWHEEL_AVX512 void axpy_tile(float* c, size_t ldc, const float* coefficients, const float* b, int k, int n, int col, __mmask16 lanes,
+                               float alpha, bool accumulate) {
+  __m512 acc[R][V];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) acc[r][v] = _mm512_setzero_ps();
+  }
+  for (int p = 0; p < k; p++) {
+    const float* row = b + static_cast<size_t>(p) * n + col;
+    __m512 x[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) x[v] = _mm512_maskz_loadu_ps(v == V - 1 ? lanes : 0xFFFF, row + 16 * v);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+      const float coefficient = coefficients[static_cast<size_t>(r) * k + p];
+      const __mmask16 live = coefficient != 0.0f ? 0xFFFF : 0;
+      const __m512 cv = _mm512_set1_ps(coefficient);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; v++) acc[r][v] = _mm512_mask3_fmadd_ps(cv, x[v], acc[r][v], live);
+    }
+  }
+  const __m512 av = _mm512_set1_ps(alpha);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; v++) {
+      const __mmask16 store = v == V - 1 ? lanes : 0xFFFF;
+      float* out = c + static_cast<size_t>(r) * ldc + col + 16 * v;
+      __m512 scaled = _mm512_mul_ps(av, acc[r][v]);
+      if (accumulate) scaled = _mm512_add_ps(_mm512_maskz_loadu_ps(store, out), scaled);
+      _mm512_mask_storeu_ps(out, store, scaled);
+    }
+  }
+}
+
+// R rows of row_axpys_avx512: 64-float tiles, then 16-float steps (the last by whole 8-float
+// blocks), then axpys' scalar tail with scale_store's scalar store.
+template <int R>
+FLYWHEEL_AVX512 void axpy_rows(float* c, const float* coefficients, const float* b, int n, int k, float alpha, bool accumulate) {
+  const int vector_end = n / 8 * 8;
+  int col = 0;
+  for (; col + 64 <= vector_end; col += 64) axpy_tile<R, 4>(c, n, coefficients, b, k, n, col, 0xFFFF, alpha, accumulate);
+  for (; col < vector_end; col += 16) axpy_tile<R, 1>(c, n, coefficients, b, k, n, col, lanes_left(vector_end - col), alpha, accumulate);
+  for (int r = 0; r < R; r++) {
+    for (int j = vector_end; j < n; j++) {
+      float sum = 0.0f;
+      for (int p = 0; p < k; p++) {
+        const float coefficient = coefficients[static_cast<size_t>(r) * k + p];
+        if (coefficient != 0.0f) sum += coefficient * b[static_cast<size_t>(p) * n + j];
+      }
+      float* out = c + static_cast<size_t>(r) * n + j;
+      *out = accumulate ? *out + alpha * sum : alpha * sum;
+    }
+  }
+}
+
+}  // namespace
+
 // vector_ops_avx2's dots (and dot), 16 floats a step: lanes 0–7 of one 512-bit sum are dot's chain
 // s0 (even 8-float blocks) and lanes 8–15 its chain s1 (odd blocks); a last 8-float block goes to
 // s0 alone, as there; then dot's horizontal sum of s0 + s1 and its scalar tail. Same bits.
 FLYWHEEL_AVX512 void dots_avx512(float* out, const float* a, const float* rows, int count, int n) {
-  const auto finish = [&](__m512 s, const float* b) FLYWHEEL_AVX512 {
-    const __m256 v = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-    float total = _mm_cvtss_f32(sum);
-    for (int t = n / 8 * 8; t < n; t++) total += a[t] * b[t];
-    return total;
-  };
-  const int pairs_end = n / 16 * 16;
-  const bool last_block = n - pairs_end >= 8;
   int j = 0;
-  for (; j + 4 <= count; j += 4) {
-    const float* b[4];
-    __m512 s[4];
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; r++) {
-      b[r] = rows + static_cast<size_t>(j + r) * n;
-      s[r] = _mm512_setzero_ps();
-    }
-    for (int i = 0; i < pairs_end; i += 16) {
-      const __m512 av = _mm512_loadu_ps(a + i);
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; r++) s[r] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[r] + i), s[r]);
-    }
-    if (last_block) {
-      const __m512 av = _mm512_maskz_loadu_ps(0x00ff, a + pairs_end);
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; r++) s[r] = _mm512_mask3_fmadd_ps(av, _mm512_maskz_loadu_ps(0x00ff, b[r] + pairs_end), s[r], 0x00ff);
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; r++) out[j + r] = finish(s[r], b[r]);
+  for (; j + 4 <= count; j += 4) dot_tile<1, 4>(out + j, 0, a, rows + static_cast<size_t>(j) * n, n);
+  for (; j < count; j++) dot_tile<1, 1>(out + j, 0, a, rows + static_cast<size_t>(j) * n, n);
+}
+
+FLYWHEEL_AVX512 void row_dots_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate,
+                                     float* sums) {
+  int i = begin;
+  for (; i + 4 <= end; i += 4) {
+    const float* rows = a + static_cast<size_t>(i) * k;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) dot_tile<4, 4>(sums + j, n, rows, b + static_cast<size_t>(j) * k, k);
+    for (; j < n; j++) dot_tile<4, 1>(sums + j, n, rows, b + static_cast<size_t>(j) * k, k);
+    for (int r = 0; r < 4; r++) scale_store_avx512(c + static_cast<size_t>(i + r) * n, sums + static_cast<size_t>(r) * n, alpha, n, accumulate);
   }
-  for (; j < count; j++) {
-    const float* b = rows + static_cast<size_t>(j) * n;
-    __m512 s = _mm512_setzero_ps();
-    for (int i = 0; i < pairs_end; i += 16) s = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s);
-    if (last_block) s = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(0x00ff, a + pairs_end), _mm512_maskz_loadu_ps(0x00ff, b + pairs_end), s, 0x00ff);
-    out[j] = finish(s, b);
+  for (; i < end; i++) {
+    dots_avx512(sums, a + static_cast<size_t>(i) * k, b, n, k);
+    scale_store_avx512(c + static_cast<size_t>(i) * n, sums, alpha, n, accumulate);
   }
+}
+
+FLYWHEEL_AVX512 void row_axpys_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate) {
+  int i = begin;
+  for (; i + 4 <= end; i += 4) axpy_rows<4>(c + static_cast<size_t>(i) * n, a + static_cast<size_t>(i) * k, b, n, k, alpha, accumulate);
+  for (; i < end; i++) axpy_rows<1>(c + static_cast<size_t>(i) * n, a + static_cast<size_t>(i) * k, b, n, k, alpha, accumulate);
 }
 
 // out[j] = alpha · x[j], or out[j] += alpha · x[j]: a multiply, then an add, per element.

@@ -60,6 +60,30 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     }
     rows_of_b = gemm_b_.data();
   }
+  const double work = static_cast<double>(m) * n * k;
+#if defined(__x86_64__)
+  // At AVX-512, rows four at a time, sharing each load of b; a row's bits are those it gets alone.
+  if (level_ == SimdLevel::Avx512 && !s.transpose_a) {
+    if (dot_form) scratch_.reserve(4 * static_cast<size_t>(n));
+    const auto rows = [&](int begin, int end, int thread) {
+      if (dot_form) {
+        row_dots_avx512(c, a, rows_of_b, n, k, begin, end, s.alpha, s.accumulate, scratch_.get(thread));
+      } else {
+        row_axpys_avx512(c, a, rows_of_b, n, k, begin, end, s.alpha, s.accumulate);
+      }
+    };
+    if (work < kSerialWork || pool_.size() == 1) {
+      rows(0, m, 0);
+    } else {
+      const int tiles = (m + 3) / 4;
+      const int tasks = std::min(tiles, pool_.size() * 8);
+      pool_.parallel_for(tasks, [&](int task, int thread) {
+        rows(4 * (task * tiles / tasks), std::min(m, 4 * ((task + 1) * tiles / tasks)), thread);
+      });
+    }
+    return;
+  }
+#endif
   // Thread t's scratch: n sums, then a column of a when a is transposed.
   scratch_.reserve(static_cast<size_t>(n) + k);
   auto row = [&](int i, int thread) {
@@ -77,7 +101,6 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
     }
     store_row(c, i, sums, s);
   };
-  const double work = static_cast<double>(m) * n * k;
   if (work < kSerialWork || pool_.size() == 1) {
     for (int i = 0; i < m; i++) row(i, 0);
     return;

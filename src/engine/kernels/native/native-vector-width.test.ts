@@ -2,41 +2,53 @@ import { it } from "vitest";
 import { expectSameBits } from "../../../testing/batch-invariance.js";
 import { describeNative } from "../../../testing/native.js";
 import { SeededRandom } from "../../fixtures/random.js";
+import type { GemmOptions } from "../types.js";
 import { NativeKernels } from "./index.js";
 
 // Kernels with a 512-bit version whose every output keeps the 256-bit version's operations (LoRA's
-// products, in axpy and in dot-product form): the same bits at both x86 vector levels.
+// products, in axpy and in dot-product form): the same bits at both x86 vector levels and on any
+// number of threads.
 describeNative("native kernels at AVX-512 against AVX2", (addon) => {
-  it.runIf(addon.bestSimd === "avx512")("gemm in axpy form (LoRA's B product) gives the same bits at both widths", () => {
-    const [wide, narrow] = (["avx512", "avx2"] as const).map((simd) => new NativeKernels(addon, { threads: 2, simd }));
+  it.runIf(addon.bestSimd === "avx512")("gemm row by row (LoRA's A and B products) gives the same bits at both widths, on 1 and 2 threads", () => {
+    // AVX-512 runs rows four at a time: row counts below, at and past a tile, and enough to share out.
+    const [wide, narrow, wideAlone] = [new NativeKernels(addon, { threads: 2, simd: "avx512" }), new NativeKernels(addon, { threads: 2, simd: "avx2" }), new NativeKernels(addon, { threads: 1, simd: "avx512" })];
     const random = new SeededRandom(3);
-    // n: below 8, multiples of 8 and 16 and 64, and ragged; k includes zero coefficients (skipped).
-    for (const n of [5, 8, 24, 64, 77, 200, 704, 1000]) {
+    const compare = (label: string, m: number, n: number, k: number, a: Float32Array, b: Float32Array, options: GemmOptions) => {
+      const initial = random.uniform(m * n, 1);
+      const results = [wide, narrow, wideAlone].map((kernels) => {
+        const c = Float32Array.from(initial);
+        kernels.gemm(c, a, b, m, n, k, options);
+        return c;
+      });
+      expectSameBits(results[0]!, results[1]!, `gemm ${label} ${m}×${n}×${k}`);
+      expectSameBits(results[2]!, results[1]!, `gemm ${label} ${m}×${n}×${k}, one thread`);
+    };
+    // Axpy form (LoRA's B product): n below 8, multiples of 8, 16 and 64, and ragged; rows of zero
+    // coefficients (unscored tokens) and a lone zero coefficient, which axpys skips.
+    for (const n of [5, 8, 24, 64, 77, 200, 704]) {
       for (const [m, k] of [
         [1, 8],
+        [3, 16],
+        [6, 8],
         [37, 16],
+        [300, 8],
       ] as const) {
         const a = random.uniform(m * k, 1);
+        for (let row = 1; row < m; row += 4) a.fill(0, row * k, (row + 1) * k);
         a[3] = 0;
-        const b = random.uniform(k * n, 1);
-        const initial = random.uniform(m * n, 1);
-        const [c512, c256] = [Float32Array.from(initial), Float32Array.from(initial)];
-        wide!.gemm(c512, a, b, m, n, k, { alpha: 2, accumulate: true });
-        narrow!.gemm(c256, a, b, m, n, k, { alpha: 2, accumulate: true });
-        expectSameBits(c512, c256, `gemm ${m}×${n}×${k}`);
+        compare("axpy form", m, n, k, a, random.uniform(k * n, 1), { alpha: 2, accumulate: true });
+        compare("axpy form, overwriting", m, n, k, a, random.uniform(k * n, 1), { alpha: 0.5 });
       }
     }
-    // Dot-product form (x·A of LoRA: few columns, a long k): k below 8, one 8-float block, pairs
+    // Dot-product form (x·Aᵀ of LoRA: few columns, a long k): k below 8, one 8-float block, pairs
     // of blocks with and without a last block, ragged tails; columns in fours and a remainder.
     for (const k of [5, 13, 24, 77, 256, 704]) {
-      for (const n of [5, 7, 8]) {
-        const m = 19;
-        const a = random.uniform(m * k, 1);
-        const b = random.uniform(n * k, 1);
-        const [c512, c256] = [new Float32Array(m * n), new Float32Array(m * n)];
-        wide!.gemm(c512, a, b, m, n, k, { transposeB: true, alpha: 0.5 });
-        narrow!.gemm(c256, a, b, m, n, k, { transposeB: true, alpha: 0.5 });
-        expectSameBits(c512, c256, `gemm ${m}×${n}×${k}, b transposed`);
+      for (const n of [5, 7, 8, 16]) {
+        for (const m of [1, 4, 19, 300]) {
+          compare("dot form", m, n, k, random.uniform(m * k, 1), random.uniform(n * k, 1), { transposeB: true, alpha: 0.5 });
+          // b as [k × n] (the backward's dy·B), copied into rows of k first.
+          compare("dot form, b copied", m, n, k, random.uniform(m * k, 1), random.uniform(k * n, 1), { alpha: 2, accumulate: true });
+        }
       }
     }
   });
