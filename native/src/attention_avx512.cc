@@ -166,82 +166,61 @@ FLYWHEEL_AVX512 void head_kernel(const AttentionHead& head) {
   softmax_values<C>(head.scores, head.values, head.stride, head.visible, head.out);
 }
 
-// Scores of M query heads (scaled queries q, M × 16·C) against N blocks of 16 transposed keys:
-// out[m · ld + 16·n + p] = the score of head m and key 16·n + p. Lane i of dot4's accumulator is
-// the chain over chunks c of q[16c + i]·k[16c + i]; here that chain runs for 16 keys at once in one
-// register, and reduce4's tree (lanes i and i + 8 folded, then pairs, then pairs of pairs, then the
-// two halves) is the same adds across those registers, so every score has dot4's bits.
-template <int C, int M, int N>
+// Scores of M query heads (scaled queries q, M × 16·C) against a block of 16 transposed keys:
+// out[m · ld + p] = the score of head m and key p. Lane i of dot4's accumulator is the chain over
+// chunks c of q[16c + i]·k[16c + i]; here that chain runs for 16 keys at once in one register, and
+// reduce4's tree (lanes i and i + 8 folded, then pairs, then pairs of pairs, then the two halves) is
+// the same adds across those registers, so every score has dot4's bits.
+template <int C, int M>
 FLYWHEEL_AVX512 inline void transposed_tile(const float* q, const float* kt, size_t ld, float* out) {
-  // kt: N consecutive blocks of transpose_keys' layout (16 · hd floats each).
+  // kt: one block of transpose_keys' layout (16 · hd floats).
   constexpr int hd = 16 * C;
   // Pending partial trees, filled lane pair by lane pair so that few registers are live:
   // fold(i) = lane i + lane i + 8; pair(p) = fold(2p) + fold(2p + 1); half(h) = pair(2h) + pair(2h + 1).
-  __m512 pending_fold[M][N], pending_pair[M][N], pending_half[M][N], total[M][N];
+  __m512 pending_fold[M], pending_pair[M], pending_half[M];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; i++) {
-    __m512 low[M][N], high[M][N];
+    __m512 low[M], high[M];
 #pragma GCC unroll 2
     for (int part = 0; part < 2; part++) {
       const int lane = i + 8 * part;
-      __m512 acc[M][N];
+      __m512 acc[M];
 #pragma GCC unroll 8
-      for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-        for (int n = 0; n < N; n++) acc[m][n] = _mm512_setzero_ps();
-      }
+      for (int m = 0; m < M; m++) acc[m] = _mm512_setzero_ps();
 #pragma GCC unroll 16
       for (int c = 0; c < C; c++) {
-        const float* row = kt + (16 * c + lane) * 16;
-        __m512 k[N];
-#pragma GCC unroll 4
-        for (int n = 0; n < N; n++) k[n] = _mm512_loadu_ps(row + n * 16 * hd);
+        const __m512 k = _mm512_loadu_ps(kt + (16 * c + lane) * 16);
 #pragma GCC unroll 8
-        for (int m = 0; m < M; m++) {
-          const __m512 qv = _mm512_set1_ps(q[m * hd + 16 * c + lane]);
-#pragma GCC unroll 4
-          for (int n = 0; n < N; n++) acc[m][n] = _mm512_fmadd_ps(qv, k[n], acc[m][n]);
-        }
+        for (int m = 0; m < M; m++) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(q[m * hd + 16 * c + lane]), k, acc[m]);
       }
 #pragma GCC unroll 8
       for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-        for (int n = 0; n < N; n++) {
-          if (part == 0) {
-            low[m][n] = acc[m][n];
-          } else {
-            high[m][n] = acc[m][n];
-          }
+        if (part == 0) {
+          low[m] = acc[m];
+        } else {
+          high[m] = acc[m];
         }
       }
     }
 #pragma GCC unroll 8
     for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-      for (int n = 0; n < N; n++) {
-        __m512 x = _mm512_add_ps(low[m][n], high[m][n]);
-        if (i % 2 == 0) {
-          pending_fold[m][n] = x;
-          continue;
-        }
-        x = _mm512_add_ps(pending_fold[m][n], x);
-        if (i % 4 == 1) {
-          pending_pair[m][n] = x;
-          continue;
-        }
-        x = _mm512_add_ps(pending_pair[m][n], x);
-        if (i == 3) {
-          pending_half[m][n] = x;
-          continue;
-        }
-        total[m][n] = _mm512_add_ps(pending_half[m][n], x);
+      __m512 x = _mm512_add_ps(low[m], high[m]);
+      if (i % 2 == 0) {
+        pending_fold[m] = x;
+        continue;
       }
+      x = _mm512_add_ps(pending_fold[m], x);
+      if (i % 4 == 1) {
+        pending_pair[m] = x;
+        continue;
+      }
+      x = _mm512_add_ps(pending_pair[m], x);
+      if (i == 3) {
+        pending_half[m] = x;
+        continue;
+      }
+      _mm512_storeu_ps(out + m * ld, _mm512_add_ps(pending_half[m], x));
     }
-  }
-#pragma GCC unroll 8
-  for (int m = 0; m < M; m++) {
-#pragma GCC unroll 4
-    for (int n = 0; n < N; n++) _mm512_storeu_ps(out + m * ld + 16 * n, total[m][n]);
   }
 }
 
@@ -311,28 +290,18 @@ FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
     for (int c = 0; c < C; c++) _mm512_storeu_ps(q + query * hd + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(from + 16 * c), scale));
   }
 
-  // Scores: blocks of 16 keys outer, so a block's transposed keys serve every query from L1. Past
-  // a query's last key, the last block's extra scores land in its scratch row and are never read.
+  // Scores: blocks of 16 keys outer, so a block's transposed keys serve every query from L1, four
+  // queries a tile (each key vector loaded once for all four; wider tiles spill registers). Past a
+  // query's last key, the last block's extra scores land in its scratch row and are never read.
   const int blocks = (visible(queries - 1) + 15) / 16;
-  for (int b = 0; b < blocks; b += 2) {
+  for (int b = 0; b < blocks; b++) {
+    const float* block = a.keys_t + b * 16 * hd;
     int query = 0;
-    for (; query + 2 <= queries; query += 2) {
-      const int needed = (visible(query + 1) + 15) / 16;
-      float* out = scores + query * ld + 16 * b;
-      if (b + 2 <= needed) {
-        transposed_tile<C, 2, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
-      } else if (b < needed) {
-        transposed_tile<C, 2, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
-      }
+    for (; query + 4 <= queries; query += 4) {
+      if (16 * b < visible(query + 3)) transposed_tile<C, 4>(q + query * hd, block, ld, scores + query * ld + 16 * b);
     }
-    if (query < queries) {
-      const int needed = (visible(query) + 15) / 16;
-      float* out = scores + query * ld + 16 * b;
-      if (b + 2 <= needed) {
-        transposed_tile<C, 1, 2>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
-      } else if (b < needed) {
-        transposed_tile<C, 1, 1>(q + query * hd, a.keys_t + b * 16 * hd, ld, out);
-      }
+    for (; query < queries; query++) {
+      if (16 * b < visible(query)) transposed_tile<C, 1>(q + query * hd, block, ld, scores + query * ld + 16 * b);
     }
   }
 
