@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "simd.h"
+#include "softmax_avx512.h"
 
 #if FLYWHEEL_HAVE_X86
 
@@ -69,24 +69,6 @@ FLYWHEEL_AVX512 inline void dots(const __m512* x, const float* rows, size_t stri
   for (; j < visible; j++) out[j] = dot1<C>(x, rows + j * stride);
 }
 
-// vector_ops_avx2's exp8 on 16 lanes: the same operations per lane, so the same bits.
-FLYWHEEL_AVX512 inline __m512 exp16(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 r2 = _mm512_mul_ps(r, r);
-  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
-  const __m512i exponent = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(y, _mm512_castsi512_ps(exponent));
-}
-
 // vector_ops_avx2's exp_shifted, 16 values a step: its 8-lane sum gets the low half, then the
 // high half, as two of its steps would; the horizontal sum and the tail are its own.
 FLYWHEEL_AVX512 float exp_shifted(float* x, int n, float shift) {
@@ -124,7 +106,7 @@ FLYWHEEL_AVX512 float exp_shifted(float* x, int n, float shift) {
 // Softmax of `visible` scores (in place) and the weighted sum of the values into out.
 template <int C>
 FLYWHEEL_AVX512 void softmax_values(float* scores, const float* values, size_t stride, int visible, float* out) {
-  const float max = vector_ops_avx2().max(scores, visible);
+  const float max = max16(scores, visible);
   const float inverse_sum = 1.0f / exp_shifted(scores, visible, max);
 
   constexpr int S = chains(C);
@@ -305,10 +287,9 @@ FLYWHEEL_AVX512 void rows_kernel(const AttentionRowsTransposed& a) {
     }
   }
 
-  const VectorOps& ops = vector_ops_avx2();
   for (int query = 0; query < queries; query++) {
     float* row = scores + query * ld;
-    const float max = ops.max(row, visible(query));
+    const float max = max16(row, visible(query));
     inverse[query] = 1.0f / exp_shifted(row, visible(query), max);
   }
 

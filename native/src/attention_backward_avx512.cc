@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "attention.h"
-#include "simd.h"
+#include "softmax_avx512.h"
 
 #if FLYWHEEL_HAVE_X86
 
@@ -122,7 +122,6 @@ FLYWHEEL_AVX512 void key_gradients(const float* p, const float* ds, size_t ld, c
 template <int C>
 FLYWHEEL_AVX512 void backward_block(const AttentionBackwardBlock& block) {
   constexpr int hd = 16 * C;
-  const VectorOps& ops = vector_ops_avx2();
   const int rows = block.rows;
   // Keys visible to the block's last row; scores are computed for whole blocks of 16 keys.
   const int n = block.first_visible + rows - 1;
@@ -158,8 +157,15 @@ FLYWHEEL_AVX512 void backward_block(const AttentionBackwardBlock& block) {
       float* dsi = ds + i * ld;
       const int visible = i < rows ? block.first_visible + i : 0;
       if (visible > 0) {
-        const float max = ops.max(pi, visible);
-        const __m512 normalize = _mm512_set1_ps(1.0f / ops.exp_shifted(pi, visible, max));
+        const __m512 max = _mm512_set1_ps(max16(pi, visible));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < visible; j += 16) {
+          const __mmask16 lanes = lanes_left(visible - j);
+          const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, pi + j), max));
+          _mm512_mask_storeu_ps(pi + j, lanes, e);
+          sum = _mm512_mask_add_ps(sum, lanes, sum, e);
+        }
+        const __m512 normalize = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
         // Masked steps of 16 (the last one partial), so both passes stay vector operations.
         __m512 weighted = _mm512_setzero_ps();
         for (int j = 0; j < visible; j += 16) {
