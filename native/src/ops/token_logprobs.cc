@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "../context.h"
-#include "../simd.h"
+#include "../softmax_avx512.h"
 
 namespace flywheel {
 
@@ -144,6 +144,23 @@ FLYWHEEL_AVX512 void rows_sums_avx512(const float* logits, int vocab, const doub
     weighted[r] = weighted_sum[r];
   }
 }
+
+// The backward's row[j] = −g · e^(row[j] − normalizer) for the row's whole 16-float steps, in f32
+// after the subtraction in doubles: the gradient has no bits to match (only the forward's sums
+// must equal the sampler's), and f32's exp is as close as the f32 result can hold. Returns the
+// index where the scalar tail starts.
+FLYWHEEL_AVX512 int softmax_gradient_avx512(float* row, int vocab, double normalizer, double g) {
+  const __m512d shift = _mm512_set1_pd(normalizer);
+  const __m512 scale = _mm512_set1_ps(static_cast<float>(-g));
+  int j = 0;
+  for (; j + 16 <= vocab; j += 16) {
+    const __m256 low = _mm512_cvtpd_ps(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(row + j)), shift));
+    const __m256 high = _mm512_cvtpd_ps(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(row + j + 8)), shift));
+    const __m512 x = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(low)), _mm256_castps_pd(high), 1));
+    _mm512_storeu_ps(row + j, _mm512_mul_ps(scale, exp16(x)));
+  }
+  return j;
+}
 #endif
 
 }  // namespace
@@ -173,7 +190,11 @@ void KernelContext::token_logprobs_backward(float* logits, int rows, int vocab, 
       float* row = logits + r * static_cast<size_t>(vocab);
       const double g = gradients[r];
       const double normalizer = normalizers[r];
-      for (int j = 0; j < vocab; j++) row[j] = static_cast<float>(-g * exp_non_positive(static_cast<double>(row[j]) - normalizer, fraction_powers));
+      int j = 0;
+#if FLYWHEEL_HAVE_X86
+      if (level_ == SimdLevel::Avx512) j = softmax_gradient_avx512(row, vocab, normalizer, g);
+#endif
+      for (; j < vocab; j++) row[j] = static_cast<float>(-g * exp_non_positive(static_cast<double>(row[j]) - normalizer, fraction_powers));
       row[targets[r]] = static_cast<float>(static_cast<double>(row[targets[r]]) + g);
     }
   });

@@ -98,7 +98,9 @@ describeNative("native backward kernels", (addon) => {
       expect(worstError(duN!, duT!)).toBeLessThan(1e-5);
     });
 
-    it("log-softmax over a Qwen-sized vocabulary, forward and backward, gives the reference's bits", () => {
+    // The forward's sums must equal the sampler's bit for bit; the backward has no bits to match, and
+    // AVX-512 computes its exps in f32 (the gradient is f32 anyway): within a few f32 ulps.
+    it("log-softmax over a Qwen-sized vocabulary gives the reference's bits forward and its gradient within f32 rounding", () => {
       const rng = Rng.fromSeed(24);
       const [rows, vocab] = [9, 151_936];
       const logits = randomArray(rng, rows * vocab, 12);
@@ -114,7 +116,9 @@ describeNative("native backward kernels", (addon) => {
       expect(Array.from(n.normalizers)).toEqual(Array.from(t.normalizers));
       expect(Array.from(n.logprobs)).toEqual(Array.from(t.logprobs));
       expect(Array.from(n.entropies)).toEqual(Array.from(t.entropies));
-      expect(n.dLogits).toEqual(t.dLogits);
+      let worst = 0;
+      for (let i = 0; i < t.dLogits.length; i++) worst = Math.max(worst, Math.abs(n.dLogits[i]! - t.dLogits[i]!) / Math.max(Math.abs(t.dLogits[i]!), 1e-30));
+      expect(worst).toBeLessThan(4e-6);
     });
 
     it("log-softmax where exp underflows or meets -Infinity, on a vocabulary that is no multiple of 8, gives the reference's bits", () => {
