@@ -216,7 +216,8 @@ class Context : public Napi::ObjectWrap<Context> {
     } else {
       throw_type(info.Env(), "simd must be \"auto\", \"avx512\", \"avx2\" or \"scalar\"");
     }
-    context_ = std::make_unique<KernelContext>(threads, level);
+    const int matmul_depth = info.Length() > 2 && !info[2].IsUndefined() ? int_arg(info, 2, "matmulDepth", 1) : kMatmulDepth;
+    context_ = std::make_unique<KernelContext>(threads, level, matmul_depth);
   }
 
  private:

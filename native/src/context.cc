@@ -24,7 +24,12 @@ const MatmulKernels& matmul_kernels_for(SimdLevel level) {
 
 }  // namespace
 
-KernelContext::KernelContext(int threads, SimdLevel level)
-    : level_(level), ops_(ops_for(level)), matmul_kernels_(matmul_kernels_for(level)), pool_(threads), scratch_(pool_.size()) {}
+KernelContext::KernelContext(int threads, SimdLevel level, int matmul_depth)
+    : level_(level),
+      ops_(ops_for(level)),
+      matmul_kernels_(matmul_kernels_for(level)),
+      matmul_depth_(matmul_depth),
+      pool_(threads),
+      scratch_(pool_.size()) {}
 
 }  // namespace flywheel

@@ -27,7 +27,8 @@ struct AttentionShape {
 
 class KernelContext {
  public:
-  KernelContext(int threads, SimdLevel level);
+  // matmul_depth: the matmul's block of columns (kMatmulDepth; tests set others to compare bits).
+  KernelContext(int threads, SimdLevel level, int matmul_depth = kMatmulDepth);
 
   int threads() const { return pool_.size(); }
   SimdLevel simd() const { return level_; }
@@ -120,6 +121,7 @@ class KernelContext {
   SimdLevel level_;
   const VectorOps& ops_;
   const MatmulKernels& matmul_kernels_;
+  int matmul_depth_;
   ThreadPool pool_;
   Scratch scratch_;
   // Buffers of the training kernels, kept between calls (they only grow): gemm's copy of b in the

@@ -41,17 +41,17 @@ Plan plan(int rows, int panels, int cols, int threads) {
 }  // namespace
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
-            const PackedMatrix& w, const float* bias) {
+            const PackedMatrix& w, const float* bias, int depth_limit) {
   const int cols = w.cols();
   const int outputs = w.rows();
   const int panels = w.panels();
   const DType dtype = w.dtype();
   const bool widen = dtype != DType::F32 && rows > kernels.direct_max_rows;
-  if (widen) scratch.reserve(static_cast<size_t>(kPanelGroup) * cols * kPanel);
+  const int depth = std::min(cols, depth_limit);
+  if (widen) scratch.reserve(static_cast<size_t>(kPanelGroup) * depth * kPanel);
   const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
   const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
   const size_t packed_bytes = static_cast<size_t>(cols) * kPanel * dtype_size(dtype);
-  const size_t wide_bytes = static_cast<size_t>(cols) * kPanel * sizeof(float);
   // f32 panels and widened ones run the f32 tiles; 16-bit panels with few rows are read as stored.
   const bool wide = widen || dtype == DType::F32;
   const TileKernel kernel = wide ? kernels.wide : kernels.direct[static_cast<int>(dtype)];
@@ -65,19 +65,26 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
     for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
       const int count = std::min(kPanelGroup, chunk_end - first);
       const int valid_last = std::min(kPanel, outputs - (first + count - 1) * kPanel);
-      const void* data = w.panel(first);
-      size_t stride = packed_bytes;
-      if (widen) {
-        float* buffer = scratch.get(thread);
-        for (int i = 0; i < count; i++) kernels.widen(dtype, w.panel(first + i), cols, buffer + static_cast<size_t>(i) * cols * kPanel);
-        data = buffer;
-        stride = wide_bytes;
-      }
       const float* group_bias = bias != nullptr ? bias + static_cast<size_t>(first) * kPanel : nullptr;
-      for (int row = row_begin; row < row_end; row += step) {
-        const int n = std::min(step, row_end - row);
-        kernel(x + static_cast<size_t>(row) * cols, cols, n, data, stride, count, cols,
-               out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias);
+      for (int k0 = 0; k0 < cols; k0 += depth) {
+        const int block = std::min(depth, cols - k0);
+        const Chain chain = block == cols ? Chain::kWhole : k0 == 0 ? Chain::kFirst : k0 + block == cols ? Chain::kLast : Chain::kMiddle;
+        const size_t offset = static_cast<size_t>(k0) * kPanel * dtype_size(dtype);
+        const void* data = static_cast<const uint8_t*>(w.panel(first)) + offset;
+        size_t stride = packed_bytes;
+        if (widen) {
+          float* buffer = scratch.get(thread);
+          for (int i = 0; i < count; i++) {
+            kernels.widen(dtype, static_cast<const uint8_t*>(w.panel(first + i)) + offset, block, buffer + static_cast<size_t>(i) * block * kPanel);
+          }
+          data = buffer;
+          stride = static_cast<size_t>(block) * kPanel * sizeof(float);
+        }
+        for (int row = row_begin; row < row_end; row += step) {
+          const int n = std::min(step, row_end - row);
+          kernel(x + static_cast<size_t>(row) * cols + k0, cols, n, data, stride, count, block,
+                 out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias, chain);
+        }
       }
     }
   };

@@ -17,12 +17,25 @@
 
 namespace flywheel {
 
+// Which part of every output's chain over k one tile call computes: rows longer than a block of k
+// run block by block, each output's partial sum kept in `out` between the calls, so the chain
+// (and its bits) is the one a whole-row call computes.
+enum class Chain {
+  kWhole,   // from zero over all of k, then + bias
+  kFirst,   // from zero over the first block; the partial sum is stored as it is
+  kMiddle,  // from the partial sum in `out` over a middle block
+  kLast,    // from the partial sum in `out` over the last block, then + bias
+};
+inline bool chain_resumes(Chain chain) { return chain == Chain::kMiddle || chain == Chain::kLast; }
+inline bool chain_finishes(Chain chain) { return chain == Chain::kWhole || chain == Chain::kLast; }
+
 // A run of `panels` consecutive panels (panel i at `panel + i * panel_bytes`, each cols × 16 values)
 // against `rows` rows of x (row stride x_stride), written to the 16 outputs of each panel in each
 // row of out (row stride out_stride; panel i's outputs at out + 16 i). Only the run's last panel may
 // have fewer than 16 real outputs (`valid_last`). `bias` holds the run's outputs' biases, or is null.
+// `chain` says which part of the sums over k the `cols` columns are.
 using TileKernel = void (*)(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
-                            int cols, float* out, size_t out_stride, int valid_last, const float* bias);
+                            int cols, float* out, size_t out_stride, int valid_last, const float* bias, Chain chain);
 
 // Widens a whole panel (cols × 16 values of `dtype`) to f32 in the same layout.
 using WidenPanel = void (*)(DType dtype, const void* panel, int cols, float* out);
@@ -58,7 +71,12 @@ const MatmulKernels& matmul_kernels_avx2();
 const MatmulKernels& matmul_kernels_avx512();
 #endif
 
+// Rows longer than `depth` columns run in blocks of it (see Chain): one block of a panel group stays
+// in L2 while the row steps sweep it, where a vocabulary-long row (the LM head's input gradient)
+// would stream the group's whole panels from memory once per row step. The bits do not depend on it.
+constexpr int kMatmulDepth = 512;
+
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
-            const PackedMatrix& w, const float* bias);
+            const PackedMatrix& w, const float* bias, int depth = kMatmulDepth);
 
 }  // namespace flywheel

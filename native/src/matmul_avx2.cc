@@ -35,19 +35,35 @@ FLYWHEEL_AVX2 inline void load_weights(const void* panel, int k, __m256& w0, __m
   }
 }
 
-// Adds the bias (0 without one) and stores the `valid` real outputs of a panel's row.
-FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid, const float* bias) {
-  __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+// The masks of a panel row's `valid` real outputs, 8 a half.
+FLYWHEEL_AVX2 inline void valid_masks(int valid, __m256i& mask0, __m256i& mask1) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lanes);
-  const __m256i mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - 8), lanes);
+  mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lanes);
+  mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - 8), lanes);
+}
+
+// A panel row's partial sums stored by an earlier block of k (see Chain).
+FLYWHEEL_AVX2 inline void load_row(const float* out, __m256& a0, __m256& a1, int valid) {
+  __m256i mask0, mask1;
+  valid_masks(valid, mask0, mask1);
+  a0 = valid == kPanel ? _mm256_loadu_ps(out) : _mm256_maskload_ps(out, mask0);
+  a1 = valid == kPanel ? _mm256_loadu_ps(out + 8) : _mm256_maskload_ps(out + 8, mask1);
+}
+
+// Adds the bias (0 without one) when the chain finishes, and stores the `valid` real outputs of a panel's row.
+FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid, const float* bias, bool finish) {
+  __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+  __m256i mask0, mask1;
+  valid_masks(valid, mask0, mask1);
   if (bias != nullptr) {
     // The last panel's padding outputs have no bias entry: masked loads skip them.
     b0 = valid == kPanel ? _mm256_loadu_ps(bias) : _mm256_maskload_ps(bias, mask0);
     b1 = valid == kPanel ? _mm256_loadu_ps(bias + 8) : _mm256_maskload_ps(bias + 8, mask1);
   }
-  a0 = _mm256_add_ps(a0, b0);
-  a1 = _mm256_add_ps(a1, b1);
+  if (finish) {
+    a0 = _mm256_add_ps(a0, b0);
+    a1 = _mm256_add_ps(a1, b1);
+  }
   if (valid == kPanel) {
     _mm256_storeu_ps(out, a0);
     _mm256_storeu_ps(out + 8, a1);
@@ -58,7 +74,8 @@ FLYWHEEL_AVX2 inline void store_row(float* out, __m256 a0, __m256 a1, int valid,
 }
 
 // R rows × P panels; `valid_last` outputs in the last of the P panels.
-template <int R, int P, DType D>
+// Resume: the sums start from the partial sums in `out`; Finish: + bias at the end (see Chain).
+template <int R, int P, DType D, bool Resume, bool Finish>
 FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int cols, float* out,
                         size_t out_stride, int valid_last, const float* bias) {
   // Fully unrolled loops over constant bounds, so GCC keeps `acc` in registers.
@@ -66,7 +83,13 @@ FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const uint8_t* panel, s
 #pragma GCC unroll 8
   for (int p = 0; p < P; p++) {
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) acc[p][r][0] = acc[p][r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < R; r++) {
+      if (Resume) {
+        load_row(out + r * out_stride + p * kPanel, acc[p][r][0], acc[p][r][1], p == P - 1 ? valid_last : kPanel);
+      } else {
+        acc[p][r][0] = acc[p][r][1] = _mm256_setzero_ps();
+      }
+    }
   }
   for (int k = 0; k < cols; k++) {
 #pragma GCC unroll 8
@@ -86,40 +109,52 @@ FLYWHEEL_AVX2 void tile(const float* x, size_t x_stride, const uint8_t* panel, s
     const int valid = p == P - 1 ? valid_last : kPanel;
     const float* b = bias != nullptr ? bias + p * kPanel : nullptr;
 #pragma GCC unroll 8
-    for (int r = 0; r < R; r++) store_row(out + r * out_stride + p * kPanel, acc[p][r][0], acc[p][r][1], valid, b);
+    for (int r = 0; r < R; r++) store_row(out + r * out_stride + p * kPanel, acc[p][r][0], acc[p][r][1], valid, b, Finish);
   }
 }
 
 // Runs `panels` panels with R rows: P side by side while at least P remain, then one at a time.
-template <int R, int P, DType D>
-FLYWHEEL_AVX2 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
-                       float* out, size_t out_stride, int valid_last, const float* bias) {
+template <int R, int P, DType D, bool Resume, bool Finish>
+FLYWHEEL_AVX2 void run_chain(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                             float* out, size_t out_stride, int valid_last, const float* bias) {
   int i = 0;
   if constexpr (P > 1) {
     for (; i + P <= panels; i += P) {
       const int valid = i + P == panels ? valid_last : kPanel;
-      tile<R, P, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
-                    bias != nullptr ? bias + i * kPanel : nullptr);
+      tile<R, P, D, Resume, Finish>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                                    bias != nullptr ? bias + i * kPanel : nullptr);
     }
   }
   for (; i < panels; i++) {
     const int valid = i + 1 == panels ? valid_last : kPanel;
-    tile<R, 1, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
-                  bias != nullptr ? bias + i * kPanel : nullptr);
+    tile<R, 1, D, Resume, Finish>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                                  bias != nullptr ? bias + i * kPanel : nullptr);
+  }
+}
+
+// The chain's part picks the tiles' start and end at compile time: the inner loop is the same for all.
+template <int R, int P, DType D>
+FLYWHEEL_AVX2 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                       float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
+  switch (chain) {
+    case Chain::kWhole: return run_chain<R, P, D, false, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kFirst: return run_chain<R, P, D, false, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kMiddle: return run_chain<R, P, D, true, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kLast: return run_chain<R, P, D, true, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
   }
 }
 
 template <DType D>
 FLYWHEEL_AVX2 void direct(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
-                          int cols, float* out, size_t out_stride, int valid_last, const float* bias) {
+                          int cols, float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
   const uint8_t* p = static_cast<const uint8_t*>(panel);
   switch (rows) {
-    case 1: return run<1, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 2: return run<2, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 3: return run<3, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 4: return run<4, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    default: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 1: return run<1, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 2: return run<2, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 3: return run<3, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 4: return run<4, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    default: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
   }
 }
 

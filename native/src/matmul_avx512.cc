@@ -30,14 +30,16 @@ FLYWHEEL_AVX512 inline __m512 load_weights(const void* panel, int k) {
 }
 
 // R rows × P panels; `valid_last` outputs in the last of the P panels.
-template <int R, int P, DType D>
+// Resume: the sums start from the partial sums in `out`; Finish: + bias at the end (see Chain).
+template <int R, int P, DType D, bool Resume, bool Finish>
 FLYWHEEL_AVX512 void tile(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int cols, float* out,
                           size_t out_stride, int valid_last, const float* bias) {
   __m512 acc[P][R];
 #pragma GCC unroll 16
   for (int p = 0; p < P; p++) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (p == P - 1 ? valid_last : kPanel)) - 1);
 #pragma GCC unroll 16
-    for (int r = 0; r < R; r++) acc[p][r] = _mm512_setzero_ps();
+    for (int r = 0; r < R; r++) acc[p][r] = Resume ? _mm512_maskz_loadu_ps(mask, out + r * out_stride + p * kPanel) : _mm512_setzero_ps();
   }
   for (int k = 0; k < cols; k++) {
 #pragma GCC unroll 16
@@ -54,46 +56,58 @@ FLYWHEEL_AVX512 void tile(const float* x, size_t x_stride, const uint8_t* panel,
     // The last panel's padding outputs have no bias entry: the masked load skips them.
     const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(mask, bias + p * kPanel) : _mm512_setzero_ps();
 #pragma GCC unroll 16
-    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(out + r * out_stride + p * kPanel, mask, _mm512_add_ps(acc[p][r], b));
+    for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(out + r * out_stride + p * kPanel, mask, Finish ? _mm512_add_ps(acc[p][r], b) : acc[p][r]);
   }
 }
 
 // Runs `panels` panels with R rows: P side by side while at least P remain, then one at a time.
-template <int R, int P, DType D>
-FLYWHEEL_AVX512 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
-                         float* out, size_t out_stride, int valid_last, const float* bias) {
+template <int R, int P, DType D, bool Resume, bool Finish>
+FLYWHEEL_AVX512 void run_chain(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                               float* out, size_t out_stride, int valid_last, const float* bias) {
   int i = 0;
   if constexpr (P > 1) {
     for (; i + P <= panels; i += P) {
       const int valid = i + P == panels ? valid_last : kPanel;
-      tile<R, P, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
-                    bias != nullptr ? bias + i * kPanel : nullptr);
+      tile<R, P, D, Resume, Finish>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                                    bias != nullptr ? bias + i * kPanel : nullptr);
     }
   }
   for (; i < panels; i++) {
     const int valid = i + 1 == panels ? valid_last : kPanel;
-    tile<R, 1, D>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
-                  bias != nullptr ? bias + i * kPanel : nullptr);
+    tile<R, 1, D, Resume, Finish>(x, x_stride, panel + i * panel_bytes, panel_bytes, cols, out + i * kPanel, out_stride, valid,
+                                  bias != nullptr ? bias + i * kPanel : nullptr);
+  }
+}
+
+// The chain's part picks the tiles' start and end at compile time: the inner loop is the same for all.
+template <int R, int P, DType D>
+FLYWHEEL_AVX512 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
+                         float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
+  switch (chain) {
+    case Chain::kWhole: return run_chain<R, P, D, false, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kFirst: return run_chain<R, P, D, false, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kMiddle: return run_chain<R, P, D, true, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case Chain::kLast: return run_chain<R, P, D, true, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
   }
 }
 
 template <DType D>
 FLYWHEEL_AVX512 void direct(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels,
-                            int cols, float* out, size_t out_stride, int valid_last, const float* bias) {
+                            int cols, float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
   const uint8_t* p = static_cast<const uint8_t*>(panel);
   switch (rows) {
-    case 1: return run<1, 8, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 2: return run<2, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 3: return run<3, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 4: return run<4, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 6: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 7: return run<7, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 8: return run<8, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 9: return run<9, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 10: return run<10, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case 11: return run<11, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    default: return run<12, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+    case 1: return run<1, 8, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 2: return run<2, 4, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 3: return run<3, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 4: return run<4, 2, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 5: return run<5, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 6: return run<6, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 7: return run<7, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 8: return run<8, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 9: return run<9, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 10: return run<10, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    case 11: return run<11, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
+    default: return run<12, 1, D>(x, x_stride, p, panel_bytes, panels, cols, out, out_stride, valid_last, bias, chain);
   }
 }
 

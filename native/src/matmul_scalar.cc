@@ -15,11 +15,16 @@ namespace {
 constexpr int kRows = 4;
 
 void tile_f32(const float* x, size_t x_stride, int rows, const void* panel, size_t panel_bytes, int panels, int cols,
-              float* out, size_t out_stride, int valid_last, const float* bias) {
+              float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
   for (int i = 0; i < panels; i++) {
     const float* w = reinterpret_cast<const float*>(static_cast<const uint8_t*>(panel) + i * panel_bytes);
     const int valid = i + 1 == panels ? valid_last : kPanel;
     float acc[kRows][kPanel] = {};
+    if (chain_resumes(chain)) {
+      for (int r = 0; r < rows; r++) {
+        for (int j = 0; j < valid; j++) acc[r][j] = out[r * out_stride + i * kPanel + j];
+      }
+    }
     for (int k = 0; k < cols; k++) {
       const float* wk = w + static_cast<size_t>(k) * kPanel;
       for (int r = 0; r < rows; r++) {
@@ -28,7 +33,9 @@ void tile_f32(const float* x, size_t x_stride, int rows, const void* panel, size
       }
     }
     for (int r = 0; r < rows; r++) {
-      for (int j = 0; j < valid; j++) out[r * out_stride + i * kPanel + j] = acc[r][j] + (bias != nullptr ? bias[i * kPanel + j] : 0.0f);
+      for (int j = 0; j < valid; j++) {
+        out[r * out_stride + i * kPanel + j] = chain_finishes(chain) ? acc[r][j] + (bias != nullptr ? bias[i * kPanel + j] : 0.0f) : acc[r][j];
+      }
     }
   }
 }

@@ -6,7 +6,7 @@ import type { FloatDType } from "../../checkpoint/dtype.js";
  * interface over them.
  */
 export interface KernelAddon {
-  Context: new (threads: number, simd: SimdChoice) => AddonContext;
+  Context: new (threads: number, simd: SimdChoice, matmulDepth?: number) => AddonContext;
   Matrix: {
     /** Packs a row-major checkpoint tensor. */
     new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array): AddonMatrix;

@@ -23,6 +23,8 @@ export interface NativeKernelsOptions {
   /** Threads of the kernel pool, the calling thread included (default: the machine's parallelism). */
   threads: number;
   simd?: SimdChoice;
+  /** Columns per block of the matmul's sums (default 512); the bits do not depend on it, which tests check. */
+  matmulDepth?: number;
 }
 
 /** A weight packed by the native addon: kept in its stored precision, laid out for the matmul. */
@@ -64,7 +66,7 @@ export class NativeKernels implements Kernels {
     readonly addon: KernelAddon,
     options: NativeKernelsOptions,
   ) {
-    this.context = new addon.Context(options.threads, options.simd ?? "auto");
+    this.context = new addon.Context(options.threads, options.simd ?? "auto", options.matmulDepth);
   }
 
   /** Threads of the pool, the calling thread included. */

@@ -27,6 +27,29 @@ describeNative("native kernels", (addon) => {
   describeKernelConformance("native, 1 thread", () => new NativeKernels(addon, { threads: 1 }));
   describeKernelConformance("native, 3 threads", () => new NativeKernels(addon, { threads: 3 }));
 
+  // Long rows run in blocks of columns, each output's partial sum kept between them: the same FMA
+  // chain as a whole row, so the same bits, on every level, path (direct, widened) and row count.
+  it.each(levels.flatMap((simd) => (["F32", "BF16"] as FloatDType[]).map((dtype) => ({ simd, dtype }))))(
+    "$simd matmul on $dtype weights in blocks of columns gives the bits of whole rows",
+    ({ simd, dtype }) => {
+      const random = new SeededRandom(11);
+      const [inDim, outDim] = [1203, 37];
+      const bytes = encodeFloats(dtype, random.uniform(outDim * inDim, 1));
+      const bias = random.uniform(outDim, 0.5);
+      const [blocked, whole] = [100, 1 << 30].map((matmulDepth) => new NativeKernels(addon, { threads: 2, simd, matmulDepth }));
+      const [wBlocked, wWhole] = [blocked!, whole!].map((kernels) => kernels.createMatrix(outDim, inDim, dtype, bytes));
+      for (const rows of [1, 5, 17, 40]) {
+        const x = random.uniform(rows * inDim, 1);
+        for (const withBias of [undefined, bias]) {
+          const [a, b] = [new Float32Array(rows * outDim), new Float32Array(rows * outDim)];
+          blocked!.matmul(a, x, rows, wBlocked!, withBias);
+          whole!.matmul(b, x, rows, wWhole!, withBias);
+          expectSameBits(a, b, `${rows} rows${withBias ? ", bias" : ""}`);
+        }
+      }
+    },
+  );
+
   const backends: [string, () => Kernels][] = levels.map((simd) => [simd, () => new NativeKernels(addon, { threads: 2, simd })]);
   describe.each(backends)("against the TypeScript reference (%s)", (_name, make) => {
     const native = make();
