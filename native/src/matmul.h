@@ -74,7 +74,7 @@ const MatmulKernels& matmul_kernels_avx512();
 // Rows longer than `depth` columns run in blocks of it (see Chain): one block of a panel group stays
 // in L2 while the row steps sweep it, where a vocabulary-long row (the LM head's input gradient)
 // would stream the group's whole panels from memory once per row step. The bits do not depend on it.
-constexpr int kMatmulDepth = 512;
+constexpr int kMatmulDepth = 1024;
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
             const PackedMatrix& w, const float* bias, int depth = kMatmulDepth);

@@ -23,7 +23,7 @@ export interface NativeKernelsOptions {
   /** Threads of the kernel pool, the calling thread included (default: the machine's parallelism). */
   threads: number;
   simd?: SimdChoice;
-  /** Columns per block of the matmul's sums (default 512); the bits do not depend on it, which tests check. */
+  /** Columns per block of the matmul's sums (default 1024); the bits do not depend on it, which tests check. */
   matmulDepth?: number;
 }
 
