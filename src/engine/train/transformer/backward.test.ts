@@ -46,9 +46,13 @@ describe.each(ARCHITECTURES)("LoRA gradients on %s", (architecture) => {
     const { config } = loaded;
     const sizes = { hidden: config.hiddenSize, queries: config.numHeads * config.headDim, keyValues: config.numKvHeads * config.headDim, intermediate: config.intermediateSize };
     const layerBytes = problem.sequence.length * LayerActivations.floatsPerRow(sizes, adapter.rank) * 4;
-    // No layer kept, then only the first (the budget holds one and a half layers).
-    for (const activationBudgetBytes of [0, 1.5 * layerBytes]) {
-      const recomputing = new TrainingModel(loaded.transformer, { activationBudgetBytes, logitsChunkRows: 3 });
+    // No layer kept, then only the first (the budget holds one and a half layers); the LM head's
+    // logits in chunks of 3 rows, kept from the forward or computed again in the backward.
+    for (const [activationBudgetBytes, logitsHoldBytes] of [
+      [0, 0],
+      [1.5 * layerBytes, undefined],
+    ]) {
+      const recomputing = new TrainingModel(loaded.transformer, { activationBudgetBytes, logitsChunkRows: 3, logitsHoldBytes });
       const scores = recomputing.forward(problem.sequence, adapter, problem, true);
       const gradients = new LoraGradients(adapter);
       recomputing.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);

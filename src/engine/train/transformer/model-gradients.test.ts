@@ -46,7 +46,7 @@ describe.each(ARCHITECTURES)("full-parameter gradients on %s", (architecture) =>
     checkAgainstFiniteDifferences(rlProblem(model, null));
   });
 
-  it("are the same when activations are recomputed instead of kept, and close when lm_head runs in chunks", () => {
+  it("are the same when activations or logits are recomputed instead of kept, and close when lm_head runs in chunks", () => {
     const problem = rlProblem(model, null);
     const kept = analytic(problem).gradients;
     const recomputed = analytic(problem, new TrainingModel(loaded.transformer, { activationBudgetBytes: 0 })).gradients;
@@ -56,6 +56,9 @@ describe.each(ARCHITECTURES)("full-parameter gradients on %s", (architecture) =>
     let worst = 0;
     chunked.tensors.forEach((tensor, i) => tensor.forEach((value, j) => (worst = Math.max(worst, Math.abs(value - kept.tensors[i]![j]!)))));
     expect(worst).toBeLessThan(1e-6);
+    // Chunks' logits computed again in the backward are the very ones the forward computed.
+    const rechunked = analytic(problem, new TrainingModel(loaded.transformer, { logitsChunkRows: 3, logitsHoldBytes: 0 })).gradients;
+    expect(rechunked.tensors.every((tensor, i) => tensor.every((value, j) => value === chunked.tensors[i]![j]))).toBe(true);
   });
 
   it("names every tensor of the checkpoint once, a tied lm_head as the embedding", () => {

@@ -15,8 +15,13 @@ export interface TokenScorerOptions {
   eps: number;
   hidden: number;
   vocab: number;
-  /** Positions whose logits are held at once ([chunkRows × vocab] f32). */
+  /** Positions whose logits are computed at once ([chunkRows × vocab] f32). */
   chunkRows: number;
+  /**
+   * Up to this many bytes of logits (with their rows' normed hidden states) stay from `score` to
+   * `backward`; a pass with more computes them again in the backward, a chunk at a time.
+   */
+  holdBytes: number;
 }
 
 /**
@@ -24,8 +29,8 @@ export interface TokenScorerOptions {
  * positions that are asked for, a chunk of rows at a time, so no [positions × vocab] matrix is
  * ever held. ℓ_p = logits_p[target_p] − logsumexp(logits_p) (`Kernels.tokenLogprobs`, summed exactly
  * as the sampler sums its normalizer, so trained and sampled logprobs agree). The backward reuses
- * the logits when they fit in one chunk, and otherwise recomputes each chunk's (a second lm_head
- * pass over the trained rows only) rather than keeping them all.
+ * the logits when all of them fit `holdBytes` (a Qwen-sized vocabulary's 256 scored rows are 155
+ * MB), and otherwise recomputes each chunk's (a second lm_head pass over the trained rows only).
  */
 export class TokenScorer {
   private readonly kernels: Kernels;
@@ -34,6 +39,7 @@ export class TokenScorer {
   private readonly hidden: number;
   private readonly vocab: number;
   private readonly chunkRows: number;
+  private readonly holdBytes: number;
   private gathered = new Float32Array(0);
   private normed = new Float32Array(0);
   private logits = new Float32Array(0);
@@ -44,7 +50,7 @@ export class TokenScorer {
   private normalizers = new Float64Array(0);
   private targets = new Int32Array(0);
   private count = 0;
-  /** Whether the last `score` ran in one chunk whose logits (and normed rows) are still held. */
+  /** Whether the last `score` kept every chunk's logits (and gathered and normed rows), at the scored row's place. */
   private held = false;
   /** Per chunk row: the kernel's logprobs and entropies, and the backward's dℓ. */
   private chunkLogprobs = new Float64Array(0);
@@ -52,7 +58,7 @@ export class TokenScorer {
   private chunkGradients = new Float64Array(0);
 
   constructor(options: TokenScorerOptions) {
-    ({ kernels: this.kernels, weights: this.weights, eps: this.eps, hidden: this.hidden, vocab: this.vocab, chunkRows: this.chunkRows } = options);
+    ({ kernels: this.kernels, weights: this.weights, eps: this.eps, hidden: this.hidden, vocab: this.vocab, chunkRows: this.chunkRows, holdBytes: this.holdBytes } = options);
   }
 
   /**
@@ -64,9 +70,11 @@ export class TokenScorer {
     out.entropies.fill(NaN);
     this.select(rows, targets, mask);
     const vocab = this.vocab;
+    const hold = this.count > 0 && this.count * (vocab + 2 * this.hidden) * 4 <= this.holdBytes;
+    this.reserve(hold ? this.count : Math.min(this.chunkRows, this.count));
     for (let first = 0; first < this.count; first += this.chunkRows) {
       const count = Math.min(this.chunkRows, this.count - first);
-      const logits = this.chunkLogits(finalHidden, first, count);
+      const logits = this.chunkLogits(finalHidden, first, count, hold ? first : 0);
       this.kernels.tokenLogprobs({
         logits,
         rows: count,
@@ -82,7 +90,7 @@ export class TokenScorer {
         out.entropies[position] = this.chunkEntropies[c]!;
       }
     }
-    this.held = this.count > 0 && this.count <= this.chunkRows;
+    this.held = hold;
   }
 
   /**
@@ -92,8 +100,8 @@ export class TokenScorer {
    */
   backward(finalHidden: Float32Array, dLogprobs: Float64Array, dHidden: Float32Array, weightGradients?: ModelGradients): void {
     const { hidden, vocab } = this;
-    // One chunk's logits are still there from `score`; several are recomputed, a chunk at a time,
-    // for the scored positions that carry a gradient only.
+    // Logits held from `score` are read where they are; otherwise they are recomputed, a chunk at
+    // a time, for the scored positions that carry a gradient only.
     const held = this.held;
     this.held = false;
     let kept = 0;
@@ -107,7 +115,8 @@ export class TokenScorer {
     this.count = kept;
     for (let first = 0; first < kept; first += this.chunkRows) {
       const count = Math.min(this.chunkRows, kept - first);
-      const logits = held ? this.logits.subarray(0, count * vocab) : this.chunkLogits(finalHidden, first, count);
+      const at = held ? first : 0;
+      const logits = held ? this.logits.subarray(first * vocab, (first + count) * vocab) : this.chunkLogits(finalHidden, first, count, 0);
       for (let c = 0; c < count; c++) this.chunkGradients[c] = dLogprobs[this.positions[first + c]!]!;
       this.kernels.tokenLogprobsBackward({
         logits,
@@ -119,8 +128,9 @@ export class TokenScorer {
       });
       const { lmHead, finalNorm } = this.weights;
       this.kernels.linearBackward({ dx: this.dNormed, dy: logits, rows: count, w: lmHead });
-      if (weightGradients) this.kernels.linearWeightBackward({ dWeight: weightGradients.matrix(lmHead), dy: logits, x: this.normed, rows: count, outDim: vocab, inDim: hidden });
-      this.kernels.rmsNormBackward({ dx: this.dGathered, dy: this.dNormed, x: this.gathered, weight: finalNorm, rows: count, eps: this.eps, dWeight: weightGradients?.of(finalNorm) });
+      const rowsAt = (buffer: Float32Array) => buffer.subarray(at * hidden, (at + count) * hidden);
+      if (weightGradients) this.kernels.linearWeightBackward({ dWeight: weightGradients.matrix(lmHead), dy: logits, x: rowsAt(this.normed), rows: count, outDim: vocab, inDim: hidden });
+      this.kernels.rmsNormBackward({ dx: this.dGathered, dy: this.dNormed, x: rowsAt(this.gathered), weight: finalNorm, rows: count, eps: this.eps, dWeight: weightGradients?.of(finalNorm) });
       for (let c = 0; c < count; c++) {
         const to = this.positions[first + c]! * hidden;
         const from = c * hidden;
@@ -147,27 +157,36 @@ export class TokenScorer {
     this.count = count;
   }
 
-  /** Gathers `count` selected rows from `first` on, normalizes them and returns their logits. */
-  private chunkLogits(finalHidden: Float32Array, first: number, count: number): Float32Array {
+  /** Makes the logits, gathered and normed buffers hold `rows` rows (they only grow), the per-chunk ones a chunk. */
+  private reserve(rows: number): void {
     const { hidden, vocab } = this;
-    if (this.logits.length < count * vocab) {
-      const rows = Math.min(this.chunkRows, Math.max(count, this.logits.length / vocab));
+    if (this.logits.length < rows * vocab) {
       this.logits = new Float32Array(rows * vocab);
       this.gathered = new Float32Array(rows * hidden);
       this.normed = new Float32Array(rows * hidden);
-      this.dNormed = new Float32Array(rows * hidden);
-      this.dGathered = new Float32Array(rows * hidden);
-      this.chunkLogprobs = new Float64Array(rows);
-      this.chunkEntropies = new Float64Array(rows);
-      this.chunkGradients = new Float64Array(rows);
     }
+    const chunk = Math.min(this.chunkRows, rows);
+    if (this.dNormed.length < chunk * hidden) {
+      this.dNormed = new Float32Array(chunk * hidden);
+      this.dGathered = new Float32Array(chunk * hidden);
+      this.chunkLogprobs = new Float64Array(chunk);
+      this.chunkEntropies = new Float64Array(chunk);
+      this.chunkGradients = new Float64Array(chunk);
+    }
+  }
+
+  /** Gathers `count` selected rows from `first` on to buffer row `at`, normalizes them and returns their logits. */
+  private chunkLogits(finalHidden: Float32Array, first: number, count: number, at: number): Float32Array {
+    const { hidden, vocab } = this;
+    const gathered = this.gathered.subarray(at * hidden, (at + count) * hidden);
+    const normed = this.normed.subarray(at * hidden, (at + count) * hidden);
     for (let c = 0; c < count; c++) {
       const position = this.positions[first + c]!;
-      this.gathered.set(finalHidden.subarray(position * hidden, (position + 1) * hidden), c * hidden);
+      gathered.set(finalHidden.subarray(position * hidden, (position + 1) * hidden), c * hidden);
     }
-    this.kernels.rmsNorm(this.normed, this.gathered, this.weights.finalNorm, count, this.eps);
-    const logits = this.logits.subarray(0, count * vocab);
-    this.kernels.matmul(logits, this.normed, count, this.weights.lmHead);
+    this.kernels.rmsNorm(normed, gathered, this.weights.finalNorm, count, this.eps);
+    const logits = this.logits.subarray(at * vocab, (at + count) * vocab);
+    this.kernels.matmul(logits, normed, count, this.weights.lmHead);
     return logits;
   }
 }

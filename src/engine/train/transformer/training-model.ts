@@ -12,8 +12,13 @@ import { attentionSpans, type TrainingSequence } from "./sequence.js";
 import { TokenScorer, type TokenScores } from "./token-logprobs.js";
 
 export interface TrainingModelOptions {
-  /** Rows of logits the LM head computes at once; bounds that buffer to rows × vocab floats. Default: 32 MiB worth, at least 1. */
+  /** Rows of logits the LM head computes at once. Default: 32 MiB worth, at least 1. */
   logitsChunkRows?: number;
+  /**
+   * Bytes of logits (with their rows' hidden states) kept from the forward for the backward; a
+   * pass that scores more rows computes them again in the backward, a chunk at a time. Default 256 MiB.
+   */
+  logitsHoldBytes?: number;
   /**
    * Bytes of per-layer activations kept between forward and backward: the first layers that fit
    * keep theirs; for the others only the layer's input is kept and its forward is recomputed just
@@ -47,7 +52,7 @@ export class TrainingModel {
   static shared(transformer: Transformer, options: TrainingModelOptions = {}): TrainingModel {
     let models = TrainingModel.byTransformer.get(transformer);
     if (!models) TrainingModel.byTransformer.set(transformer, (models = new Map()));
-    const key = `${options.logitsChunkRows ?? ""}/${options.activationBudgetBytes ?? ""}`;
+    const key = `${options.logitsChunkRows ?? ""}/${options.logitsHoldBytes ?? ""}/${options.activationBudgetBytes ?? ""}`;
     let model = models.get(key);
     if (!model) models.set(key, (model = new TrainingModel(transformer, options)));
     return model;
@@ -82,7 +87,9 @@ export class TrainingModel {
     this.layerBackward = new DecoderLayerBackward(config, kernels, this.rope, this.attention);
     const chunkRows = options.logitsChunkRows ?? Math.max(1, Math.floor((32 << 20) / (4 * config.vocabSize)));
     if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`logitsChunkRows must be a positive integer, got ${chunkRows}`);
-    this.scorer = new TokenScorer({ kernels, weights, eps: config.rmsNormEps, hidden: config.hiddenSize, vocab: config.vocabSize, chunkRows });
+    const holdBytes = options.logitsHoldBytes ?? 2 ** 28;
+    if (!(holdBytes >= 0)) throw new RangeError(`logitsHoldBytes must be a number ≥ 0, got ${holdBytes}`);
+    this.scorer = new TokenScorer({ kernels, weights, eps: config.rmsNormEps, hidden: config.hiddenSize, vocab: config.vocabSize, chunkRows, holdBytes });
     this.budget = options.activationBudgetBytes ?? 2 ** 31;
     this.gradientBuffers = new GradientBuffers(this.sizes);
   }
