@@ -29,11 +29,13 @@ describeNative("native kernels", (addon) => {
 
   // Long rows run in blocks of columns, each output's partial sum kept between them: the same FMA
   // chain as a whole row, so the same bits, on every level, path (direct, widened) and row count.
-  it.each(levels.flatMap((simd) => (["F32", "BF16"] as FloatDType[]).map((dtype) => ({ simd, dtype }))))(
-    "$simd matmul on $dtype weights in blocks of columns gives the bits of whole rows",
-    ({ simd, dtype }) => {
+  // Rows 4 KiB apart (2048 columns) are copied to padded rows first: a row alone is not, and must
+  // get the bits it gets among others.
+  it.each(levels.flatMap((simd) => (["F32", "BF16"] as FloatDType[]).flatMap((dtype) => [1203, 2048].map((inDim) => ({ simd, dtype, inDim })))))(
+    "$simd matmul on $dtype weights, $inDim columns, in blocks of columns gives the bits of whole rows and of rows alone",
+    ({ simd, dtype, inDim }) => {
       const random = new SeededRandom(11);
-      const [inDim, outDim] = [1203, 37];
+      const outDim = 37;
       const bytes = encodeFloats(dtype, random.uniform(outDim * inDim, 1));
       const bias = random.uniform(outDim, 0.5);
       const [blocked, whole] = [100, 1 << 30].map((matmulDepth) => new NativeKernels(addon, { threads: 2, simd, matmulDepth }));
@@ -45,6 +47,11 @@ describeNative("native kernels", (addon) => {
           blocked!.matmul(a, x, rows, wBlocked!, withBias);
           whole!.matmul(b, x, rows, wWhole!, withBias);
           expectSameBits(a, b, `${rows} rows${withBias ? ", bias" : ""}`);
+          for (let row = 0; row < rows; row++) {
+            const alone = new Float32Array(outDim);
+            blocked!.matmul(alone, x.subarray(row * inDim, (row + 1) * inDim), 1, wBlocked!, withBias);
+            expectSameBits(alone, a.subarray(row * outDim, (row + 1) * outDim), `row ${row} of ${rows} alone`);
+          }
         }
       }
     },
