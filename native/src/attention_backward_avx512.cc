@@ -157,28 +157,26 @@ FLYWHEEL_AVX512 void backward_block(const AttentionBackwardBlock& block) {
       float* dsi = ds + i * ld;
       const int visible = i < rows ? block.first_visible + i : 0;
       if (visible > 0) {
+        // Masked steps of 16 (the last one partial), so every pass stays vector operations. The
+        // unnormalized e = exp(s − max) give both sums in one pass (Σ e and Σ e·dP); the second
+        // writes P = e / Σ e and dS over them.
         const __m512 max = _mm512_set1_ps(max16(pi, visible));
-        __m512 sum = _mm512_setzero_ps();
+        __m512 sum = _mm512_setzero_ps(), weighted = _mm512_setzero_ps();
         for (int j = 0; j < visible; j += 16) {
           const __mmask16 lanes = lanes_left(visible - j);
-          const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, pi + j), max));
+          const __m512 e = _mm512_maskz_mov_ps(lanes, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, pi + j), max)));
           _mm512_mask_storeu_ps(pi + j, lanes, e);
-          sum = _mm512_mask_add_ps(sum, lanes, sum, e);
+          sum = _mm512_add_ps(sum, e);
+          weighted = _mm512_fmadd_ps(e, _mm512_maskz_loadu_ps(lanes, dsi + j), weighted);
         }
-        const __m512 normalize = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
-        // Masked steps of 16 (the last one partial), so both passes stay vector operations.
-        __m512 weighted = _mm512_setzero_ps();
+        const float inverse = 1.0f / _mm512_reduce_add_ps(sum);
+        const __m512 normalize = _mm512_set1_ps(inverse);
+        const __m512 mean = _mm512_set1_ps(_mm512_reduce_add_ps(weighted) * inverse);
         for (int j = 0; j < visible; j += 16) {
           const __mmask16 lanes = lanes_left(visible - j);
           const __m512 pj = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, pi + j), normalize);
           _mm512_mask_storeu_ps(pi + j, lanes, pj);
-          weighted = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(lanes, dsi + j), weighted);
-        }
-        const __m512 mean = _mm512_set1_ps(_mm512_reduce_add_ps(weighted));
-        for (int j = 0; j < visible; j += 16) {
-          const __mmask16 lanes = lanes_left(visible - j);
-          const __m512 dsj = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, pi + j), _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, dsi + j), mean)), scale);
-          _mm512_mask_storeu_ps(dsi + j, lanes, dsj);
+          _mm512_mask_storeu_ps(dsi + j, lanes, _mm512_mul_ps(_mm512_mul_ps(pj, _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, dsi + j), mean)), scale));
         }
       }
       std::fill(pi + visible, pi + ld, 0.0f);
