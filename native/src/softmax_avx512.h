@@ -1,5 +1,5 @@
-// The softmax pieces of the AVX-512 attention kernels (forward and backward): exp on 16 lanes
-// and the largest of a row of scores.
+// The softmax pieces of the AVX-512 kernels (attention, forward and backward; the log-softmax's
+// gradient): exp on 16 lanes and the largest of a row of scores.
 #pragma once
 
 #include <cmath>

@@ -194,6 +194,8 @@ runIt("web UI in Chromium", () => {
 
   it("compares two evaluation runs: scores, then rows with the differences first", async () => {
     await page.click("nav a:has-text('Evaluations')");
+    // The datasets page before it has a Project select too: wait for this page's before choosing.
+    await page.waitForSelector("text=Select two runs to compare them.");
     await page.selectOption("label:has-text('Project') select", "evals");
     await page.waitForSelector("[data-testid=evaluation-runs] tbody tr");
     expect(await page.$$eval("[data-testid=evaluation-runs] tbody tr", (rows) => rows.length)).toBe(2);
