@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -51,6 +51,11 @@ export async function startTempPostgres(binDir: string): Promise<TempPostgres> {
   run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300"].join(" ");
   run("pg_ctl", ["-D", dataDir, "-o", options, "-l", path.join(dir, "server.log"), "-w", "start"]);
+  // Once this process is gone, however it ended, a detached watchdog stops the cluster and removes
+  // its folder: a test run stopped by a timeout, Ctrl-C or a kill never reaches `stop` below, and
+  // each such run used to leave a PostgreSQL running. (After `stop`, it finds nothing left to do.)
+  const watchdog = ['while kill -0 "$1" 2>/dev/null; do sleep 1; done', 'if [ "$5" = 1 ]; then runuser -u postgres -- "$4" -D "$2" -m immediate -w stop; else "$4" -D "$2" -m immediate -w stop; fi', 'rm -rf "$3"'].join("\n");
+  spawn("sh", ["-c", watchdog, "watchdog", String(process.pid), dataDir, dir, path.join(binDir, "pg_ctl"), asRoot ? "1" : "0"], { detached: true, stdio: "ignore" }).unref();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop() {
