@@ -33,20 +33,16 @@ struct VectorOps {
 const VectorOps& vector_ops_scalar();
 #if defined(__x86_64__)
 const VectorOps& vector_ops_avx2();
-// VectorOps::axpys on 512-bit registers, with vector_ops_avx2().axpys' bits (vector_ops_avx512.cc).
-void axpys_avx512(float* y, const float* coefficients, const float* rows, int count, int n);
-// VectorOps::dots with vector_ops_avx2().dots' bits.
-void dots_avx512(float* out, const float* a, const float* rows, int count, int n);
 // sums[j·n + i] = Σ_p coefficients[p·count + j] · rows[p·n + i] for j < count and i in [begin, end):
 // count rows of axpys at once, each element with axpys' bits for finite rows, reading each row of
 // `rows` once for all count sums instead of once per sum. begin is a multiple of 32.
 void outer_sums_avx512(float* sums, const float* coefficients, int count, const float* rows, int k, int n, int begin, int end);
 // Rows [begin, end) of c [· × n] = alpha · a·bᵀ (accumulate: c += that), a [· × k], b [n × k]: each
-// row with the bits of dots_avx512 and scale_store_avx512 on it alone, rows four at a time sharing
+// row with the bits of vector_ops_avx2().dots and scale_store_avx512 on it alone, rows four at a time sharing
 // each load of b. sums: 4 · n floats of scratch.
 void row_dots_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate, float* sums);
 // Rows [begin, end) of c [· × n] = alpha · a·b (accumulate: c += that), a [· × k] the coefficients,
-// b [k × n]: each row with the bits of axpys_avx512 and scale_store_avx512 on it alone, rows four at
+// b [k × n]: each row with the bits of vector_ops_avx2().axpys and scale_store_avx512 on it alone, rows four at
 // a time sharing each load of b.
 void row_axpys_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate);
 // out[j] = alpha · x[j] (accumulate: out[j] += alpha · x[j]) for j < n.

@@ -10,42 +10,6 @@
 
 namespace flywheel {
 
-// vector_ops_avx2's axpys, 64 floats a step: every element of its vector part (the largest multiple
-// of 8 below n) is one fused multiply-add chain over the nonzero coefficients from zero, whatever
-// the width; its scalar tail (separate multiply and add) is kept as is.
-FLYWHEEL_AVX512 void axpys_avx512(float* y, const float* coefficients, const float* rows, int count, int n) {
-  const int vector_end = n / 8 * 8;
-  int i = 0;
-  for (; i + 64 <= vector_end; i += 64) {
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int p = 0; p < count; p++) {
-      if (coefficients[p] == 0.0f) continue;
-      const __m512 av = _mm512_set1_ps(coefficients[p]);
-      const float* x = rows + static_cast<size_t>(p) * n + i;
-#pragma GCC unroll 4
-      for (int v = 0; v < 4; v++) acc[v] = _mm512_fmadd_ps(av, _mm512_loadu_ps(x + 16 * v), acc[v]);
-    }
-#pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + i + 16 * v, acc[v]);
-  }
-  for (; i < vector_end; i += 16) {
-    // 16 floats, or the last 8.
-    const __mmask16 lanes = vector_end - i >= 16 ? 0xffff : 0x00ff;
-    __m512 acc = _mm512_setzero_ps();
-    for (int p = 0; p < count; p++) {
-      if (coefficients[p] != 0.0f) acc = _mm512_fmadd_ps(_mm512_set1_ps(coefficients[p]), _mm512_maskz_loadu_ps(lanes, rows + static_cast<size_t>(p) * n + i), acc);
-    }
-    _mm512_mask_storeu_ps(y + i, lanes, acc);
-  }
-  for (i = vector_end; i < n; i++) {
-    float sum = 0.0f;
-    for (int p = 0; p < count; p++) {
-      if (coefficients[p] != 0.0f) sum += coefficients[p] * rows[static_cast<size_t>(p) * n + i];
-    }
-    y[i] = sum;
-  }
-}
-
 namespace {
 
 // G of outer_sums' sums over 32 columns from i (lanes0 and lanes1 say which of them exist): a
@@ -219,16 +183,16 @@ FLYWHEEL_AVX512 void axpy_rows(float* c, const float* coefficients, const float*
   }
 }
 
-}  // namespace
-
 // vector_ops_avx2's dots (and dot), 16 floats a step: lanes 0–7 of one 512-bit sum are dot's chain
 // s0 (even 8-float blocks) and lanes 8–15 its chain s1 (odd blocks); a last 8-float block goes to
 // s0 alone, as there; then dot's horizontal sum of s0 + s1 and its scalar tail. Same bits.
-FLYWHEEL_AVX512 void dots_avx512(float* out, const float* a, const float* rows, int count, int n) {
+FLYWHEEL_AVX512 void dots_alone(float* out, const float* a, const float* rows, int count, int n) {
   int j = 0;
   for (; j + 4 <= count; j += 4) dot_tile<1, 4>(out + j, 0, a, rows + static_cast<size_t>(j) * n, n);
   for (; j < count; j++) dot_tile<1, 1>(out + j, 0, a, rows + static_cast<size_t>(j) * n, n);
 }
+
+}  // namespace
 
 FLYWHEEL_AVX512 void row_dots_avx512(float* c, const float* a, const float* b, int n, int k, int begin, int end, float alpha, bool accumulate,
                                      float* sums) {
@@ -241,7 +205,7 @@ FLYWHEEL_AVX512 void row_dots_avx512(float* c, const float* a, const float* b, i
     for (int r = 0; r < 4; r++) scale_store_avx512(c + static_cast<size_t>(i + r) * n, sums + static_cast<size_t>(r) * n, alpha, n, accumulate);
   }
   for (; i < end; i++) {
-    dots_avx512(sums, a + static_cast<size_t>(i) * k, b, n, k);
+    dots_alone(sums, a + static_cast<size_t>(i) * k, b, n, k);
     scale_store_avx512(c + static_cast<size_t>(i) * n, sums, alpha, n, accumulate);
   }
 }

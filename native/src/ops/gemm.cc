@@ -9,12 +9,8 @@ namespace flywheel {
 void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpec& s) {
   const int m = s.m, n = s.n, k = s.k;
   if (m <= 0 || n <= 0) return;
-  auto axpys = ops_.axpys;
-  auto dots = ops_.dots;
-#if defined(__x86_64__)
-  // The same bits as the AVX2 primitives, on wider registers.
-  if (level_ == SimdLevel::Avx512) axpys = axpys_avx512, dots = dots_avx512;
-#endif
+  const auto axpys = ops_.axpys;
+  const auto dots = ops_.dots;
   // LoRA's products have one dimension of the rank (8–64) beside the model's: each output is
   // summed either as a dot product over k (long k) or as k axpy steps over a row of n (long n),
   // with b turned into the layout that form reads. The form depends on the shapes only, never on
@@ -62,14 +58,31 @@ void KernelContext::gemm(float* c, const float* a, const float* b, const GemmSpe
   }
   const double work = static_cast<double>(m) * n * k;
 #if defined(__x86_64__)
-  // At AVX-512, rows four at a time, sharing each load of b; a row's bits are those it gets alone.
-  if (level_ == SimdLevel::Avx512 && !s.transpose_a) {
-    if (dot_form) scratch_.reserve(4 * static_cast<size_t>(n));
+  // At AVX-512, rows four at a time, sharing each load of b; a row's bits are those it gets alone,
+  // the AVX2 primitives' bits. Thread t's scratch: row_dots_avx512's 4·n sums, then four rows of a
+  // transposed a gathered from its columns.
+  if (level_ == SimdLevel::Avx512) {
+    scratch_.reserve(4 * (static_cast<size_t>(n) + k));
     const auto rows = [&](int begin, int end, int thread) {
-      if (dot_form) {
-        row_dots_avx512(c, a, rows_of_b, n, k, begin, end, s.alpha, s.accumulate, scratch_.get(thread));
-      } else {
-        row_axpys_avx512(c, a, rows_of_b, n, k, begin, end, s.alpha, s.accumulate);
+      float* sums = scratch_.get(thread);
+      const auto product = [&](float* c_rows, const float* a_rows, int count) {
+        if (dot_form) {
+          row_dots_avx512(c_rows, a_rows, rows_of_b, n, k, 0, count, s.alpha, s.accumulate, sums);
+        } else {
+          row_axpys_avx512(c_rows, a_rows, rows_of_b, n, k, 0, count, s.alpha, s.accumulate);
+        }
+      };
+      if (!s.transpose_a) {
+        product(c + static_cast<size_t>(begin) * n, a + static_cast<size_t>(begin) * k, end - begin);
+        return;
+      }
+      float* gathered = sums + 4 * static_cast<size_t>(n);
+      for (int first = begin; first < end; first += 4) {
+        const int count = std::min(4, end - first);
+        for (int r = 0; r < count; r++) {
+          for (int p = 0; p < k; p++) gathered[r * k + p] = a[static_cast<size_t>(p) * m + first + r];
+        }
+        product(c + static_cast<size_t>(first) * n, gathered, count);
       }
     };
     if (work < kSerialWork || pool_.size() == 1) {

@@ -51,6 +51,16 @@ describeNative("native kernels at AVX-512 against AVX2", (addon) => {
         }
       }
     }
+    // a transposed with neither side of the rank: its rows gathered from its columns, in both forms.
+    for (const [m, n, k, transposeB] of [
+      [70, 77, 8, false],
+      [301, 130, 16, false],
+      [70, 66, 100, true],
+      [300, 65, 704, true],
+    ] as const) {
+      const b = random.uniform(k * n, 1);
+      compare(`a transposed${transposeB ? ", b transposed" : ""}`, m, n, k, random.uniform(k * m, 1), b, { transposeA: true, transposeB, alpha: 0.5, accumulate: true });
+    }
   });
 
   it.runIf(addon.bestSimd === "avx512")("gemm with a transposed and a side of LoRA's rank (dB, dA) gives the same bits at both widths, on 1 and 2 threads", () => {
