@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu.h"
 #include "packed_matrix.h"
@@ -28,6 +29,18 @@ enum class Chain {
 };
 inline bool chain_resumes(Chain chain) { return chain == Chain::kMiddle || chain == Chain::kLast; }
 inline bool chain_finishes(Chain chain) { return chain == Chain::kWhole || chain == Chain::kLast; }
+
+// Calls fn(resume, finish) with the chain's two flags as compile-time constants
+// (std::bool_constant), so SIMD tiles pick their start and end without a branch in the loop.
+template <typename Fn>
+inline void with_chain_flags(Chain chain, Fn&& fn) {
+  if (chain_resumes(chain)) {
+    if (chain_finishes(chain)) return fn(std::true_type{}, std::true_type{});
+    return fn(std::true_type{}, std::false_type{});
+  }
+  if (chain_finishes(chain)) return fn(std::false_type{}, std::true_type{});
+  fn(std::false_type{}, std::false_type{});
+}
 
 // A run of `panels` consecutive panels (panel i at `panel + i * panel_bytes`, each cols × 16 values)
 // against `rows` rows of x (row stride x_stride), written to the 16 outputs of each panel in each

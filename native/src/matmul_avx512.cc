@@ -83,12 +83,9 @@ FLYWHEEL_AVX512 void run_chain(const float* x, size_t x_stride, const uint8_t* p
 template <int R, int P, DType D>
 FLYWHEEL_AVX512 void run(const float* x, size_t x_stride, const uint8_t* panel, size_t panel_bytes, int panels, int cols,
                          float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
-  switch (chain) {
-    case Chain::kWhole: return run_chain<R, P, D, false, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case Chain::kFirst: return run_chain<R, P, D, false, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case Chain::kMiddle: return run_chain<R, P, D, true, false>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-    case Chain::kLast: return run_chain<R, P, D, true, true>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
-  }
+  with_chain_flags(chain, [&](auto resume, auto finish) FLYWHEEL_AVX512 {
+    run_chain<R, P, D, decltype(resume)::value, decltype(finish)::value>(x, x_stride, panel, panel_bytes, panels, cols, out, out_stride, valid_last, bias);
+  });
 }
 
 template <DType D>
