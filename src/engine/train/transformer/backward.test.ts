@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type GradientProblem, perTensorDirections, rlProblem, sftProblem, worstDirectionalError } from "../../../testing/gradient-check.js";
 import { randomizeAdapter } from "../../../testing/lora.js";
 import { loadTinyModel } from "../../../testing/models.js";
@@ -57,6 +57,17 @@ describe.each(ARCHITECTURES)("LoRA gradients on %s", (architecture) => {
       const gradients = new LoraGradients(adapter);
       recomputing.backward(problem.loss(scores.logprobs, scores.logprobs).gradient, gradients);
       gradients.tensors.forEach((tensor, i) => expect(tensor).toEqual(kept.tensors[i]));
+    }
+  });
+
+  it("skip the first layer's input gradient, which nothing reads while the embeddings are frozen", () => {
+    const linearBackward = vi.spyOn(loaded.transformer.kernels, "linearBackward");
+    try {
+      analytic(sftProblem([12, 300, 45, 99, 7, 560, 201, 18]));
+      // The LM head's, then seven per layer, less q, k and v's in the first.
+      expect(linearBackward).toHaveBeenCalledTimes(1 + 7 * loaded.config.numLayers - 3);
+    } finally {
+      linearBackward.mockRestore();
     }
   });
 });

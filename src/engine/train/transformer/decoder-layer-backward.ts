@@ -27,8 +27,14 @@ export interface LayerBackwardArgs {
   acts: LayerActivations;
   /** The layer's input hidden states. */
   input: Float32Array;
-  /** dLoss/d(output) on entry, dLoss/d(input) on return. */
+  /** dLoss/d(output) on entry, dLoss/d(input) on return (unless `inputGradient` is false). */
   dHidden: Float32Array;
+  /**
+   * Whether dLoss/d(input) is wanted; default true. False for the first layer when the embeddings
+   * are frozen (LoRA): q, k and v then skip their input gradients, and the input norm its backward,
+   * and `dHidden` is left holding only the MLP half's part.
+   */
+  inputGradient?: boolean;
   /** Scratch for the intermediate gradients. */
   grads: GradientBuffers;
   /** Where parameter gradients are added: the adapter's factors, or every weight (full-parameter). */
@@ -42,8 +48,8 @@ export interface LayerBackwardArgs {
 
 /** One linear layer inside a layer's backward: y = x Wᵀ (+ b), plus its adapter when it has one. */
 interface LinearBackwardStep {
-  /** Written, or added to with `accumulate`. */
-  dx: Float32Array;
+  /** Written, or added to with `accumulate`; null when the input's gradient is not wanted. */
+  dx: Float32Array | null;
   dy: Float32Array;
   x: Float32Array;
   linear: Linear;
@@ -76,7 +82,7 @@ export class DecoderLayerBackward {
   /** Walks the layer back: dHidden becomes dLoss/d(input); parameter gradients are added into `gradients`. */
   backward(args: LayerBackwardArgs): void {
     const { kernels, config } = this;
-    const { weights, pass, acts, input, dHidden, grads, gradients, outputRows } = args;
+    const { weights, pass, acts, input, dHidden, grads, gradients, outputRows, inputGradient = true } = args;
     const { rows, positions } = pass;
     const hidden = config.hiddenSize;
     const { numHeads: heads, numKvHeads: kvHeads, headDim } = config;
@@ -129,9 +135,11 @@ export class DecoderLayerBackward {
       kernels.rmsNormBackward({ dx: grads.keys, dy: grads.keysRoped, x: acts.keys, weight: weights.kNorm, rows: rows * kvHeads, eps, dWeight: normGradient(weights.kNorm) });
       [dQueries, dKeys] = [grads.queries, grads.keys];
     }
-    linear({ dx: grads.normed, dy: dQueries, x: acts.normedAttention, linear: weights.q, name: "q_proj", accumulate: false });
-    linear({ dx: grads.normed, dy: dKeys, x: acts.normedAttention, linear: weights.k, name: "k_proj", accumulate: true });
-    linear({ dx: grads.normed, dy: grads.values, x: acts.normedAttention, linear: weights.v, name: "v_proj", accumulate: true });
+    const dNormed = inputGradient ? grads.normed : null;
+    linear({ dx: dNormed, dy: dQueries, x: acts.normedAttention, linear: weights.q, name: "q_proj", accumulate: false });
+    linear({ dx: dNormed, dy: dKeys, x: acts.normedAttention, linear: weights.k, name: "k_proj", accumulate: true });
+    linear({ dx: dNormed, dy: grads.values, x: acts.normedAttention, linear: weights.v, name: "v_proj", accumulate: true });
+    if (!inputGradient) return;
     kernels.rmsNormBackward({ dx: dHidden, dy: grads.normed, x: input, weight: weights.inputNorm, rows, eps, accumulate: true, dWeight: normGradient(weights.inputNorm) });
   }
 
@@ -142,7 +150,7 @@ export class DecoderLayerBackward {
   private linearBackward({ layer, pass, acts, grads, gradients }: LayerBackwardArgs, { dx, dy, x, linear, name, accumulate }: LinearBackwardStep): void {
     const { kernels } = this;
     const rows = pass.rows;
-    kernels.linearBackward({ dx, dy, rows, w: linear.weight, accumulate });
+    if (dx) kernels.linearBackward({ dx, dy, rows, w: linear.weight, accumulate });
     if (gradients instanceof ModelGradients) {
       const { rows: outDim, cols: inDim } = linear.weight;
       kernels.linearWeightBackward({ dWeight: gradients.matrix(linear.weight), dBias: linear.bias && gradients.of(linear.bias), dy, x, rows, outDim, inDim });
@@ -158,6 +166,6 @@ export class DecoderLayerBackward {
     kernels.gemm(b, dy, projection, module.outDim, rank, rows, { transposeA: true, alpha: adapter.scale, accumulate: true });
     kernels.gemm(dProjection, dy, module.b, rows, rank, module.outDim, { alpha: adapter.scale });
     kernels.gemm(a, dProjection, x, rank, module.inDim, rows, { transposeA: true, accumulate: true });
-    kernels.gemm(dx, dProjection, module.a, rows, module.inDim, rank, { accumulate: true });
+    if (dx) kernels.gemm(dx, dProjection, module.a, rows, module.inDim, rank, { accumulate: true });
   }
 }

@@ -177,9 +177,11 @@ export class TrainingModel {
       const outputRows = layer === config.numLayers - 1 ? last.scored : undefined;
       // Recompute this layer's activations from its kept input (bit-identical to the first pass).
       if (layer >= last.kept) this.layer.forward(layer, layerWeights, pass, acts, inputOf(layer), inputOf(layer + 1), outputRows);
-      this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients, outputRows });
+      // With frozen embeddings nothing reads the first layer's input gradient.
+      const inputGradient = layer > 0 || full !== undefined;
+      this.layerBackward.backward({ layer, weights: layerWeights, pass, acts, input: inputOf(layer), dHidden, grads: this.gradientBuffers, gradients, outputRows, inputGradient });
     }
-    // dHidden is now dLoss/d(embedding rows).
+    // dHidden is now dLoss/d(embedding rows) when the embeddings train.
     if (full) this.transformer.kernels.embedBackward(full.matrix(weights.embedTokens), dHidden, last.tokens, config.hiddenSize);
   }
 
