@@ -224,7 +224,7 @@ class Context : public Napi::ObjectWrap<Context> {
   Napi::Value Threads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), context_->threads()); }
   Napi::Value Simd(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), simd_name(context_->simd())); }
 
-  // matmul(out, x, rows, matrix, bias?)
+  // matmul(out, x, rows, matrix, bias?, accumulate?): out (+)= x·Wᵀ (+ bias)
   void Matmul(const Napi::CallbackInfo& info) {
     guarded([&] {
       const int rows = int_arg(info, 2, "rows", 0);
@@ -233,7 +233,8 @@ class Context : public Napi::ObjectWrap<Context> {
       auto out = f32_arg(info, 0, "output", static_cast<size_t>(rows) * w.rows(), "matmul");
       const float* bias = nullptr;
       if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
-      if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias);
+      const bool accumulate = info.Length() > 5 && info[5].ToBoolean().Value();
+      if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias, accumulate);
     });
   }
 

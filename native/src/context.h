@@ -37,7 +37,7 @@ class KernelContext {
   // The semantics of every kernel are those of `Kernels` in src/engine/kernels/types.ts.
 
   // ops/linear.cc. dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when d_bias is not null.
-  void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias);
+  void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate = false);
   void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim);
 
   // ops/gemm.cc. c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever

@@ -41,7 +41,7 @@ Plan plan(int rows, int panels, int cols, int threads) {
 }  // namespace
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
-            const PackedMatrix& w, const float* bias, int depth_limit) {
+            const PackedMatrix& w, const float* bias, bool accumulate, int depth_limit) {
   const int cols = w.cols();
   const int outputs = w.rows();
   const int panels = w.panels();
@@ -74,7 +74,9 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
       const float* group_bias = bias != nullptr ? bias + static_cast<size_t>(first) * kPanel : nullptr;
       for (int k0 = 0; k0 < cols; k0 += depth) {
         const int block = std::min(depth, cols - k0);
-        const Chain chain = block == cols ? Chain::kWhole : k0 == 0 ? Chain::kFirst : k0 + block == cols ? Chain::kLast : Chain::kMiddle;
+        const bool resume = accumulate || k0 > 0;
+        const bool finish = k0 + block == cols;
+        const Chain chain = resume ? (finish ? Chain::kLast : Chain::kMiddle) : (finish ? Chain::kWhole : Chain::kFirst);
         const size_t offset = static_cast<size_t>(k0) * kPanel * dtype_size(dtype);
         const void* data = static_cast<const uint8_t*>(w.panel(first)) + offset;
         size_t stride = packed_bytes;

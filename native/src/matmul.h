@@ -89,7 +89,9 @@ const MatmulKernels& matmul_kernels_avx512();
 // would stream the group's whole panels from memory once per row step. The bits do not depend on it.
 constexpr int kMatmulDepth = 1024;
 
+// With `accumulate`, every output's chain starts from its value in `out` instead of zero
+// (out += x·wᵀ), one pass where a product and an add would be two.
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
-            const PackedMatrix& w, const float* bias, int depth = kMatmulDepth);
+            const PackedMatrix& w, const float* bias, bool accumulate = false, int depth = kMatmulDepth);
 
 }  // namespace flywheel

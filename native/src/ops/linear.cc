@@ -6,8 +6,8 @@
 
 namespace flywheel {
 
-void KernelContext::matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias) {
-  flywheel::matmul(pool_, scratch_, matmul_kernels_, out, x, rows, w, bias, matmul_depth_);
+void KernelContext::matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate) {
+  flywheel::matmul(pool_, scratch_, matmul_kernels_, out, x, rows, w, bias, accumulate, matmul_depth_);
 }
 
 void KernelContext::linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim,

@@ -38,7 +38,8 @@ export interface AddonMatrix {
 export interface AddonContext {
   readonly threads: number;
   readonly simd: string;
-  matmul(out: Float32Array, x: Float32Array, rows: number, w: AddonMatrix, bias: Float32Array | undefined): void;
+  /** out (+)= x·Wᵀ (+ bias); with `accumulate` each output's chain starts from its value in out. */
+  matmul(out: Float32Array, x: Float32Array, rows: number, w: AddonMatrix, bias: Float32Array | undefined, accumulate?: boolean): void;
   embed(out: Float32Array, table: AddonMatrix, ids: Int32Array): void;
   rmsNorm(out: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number): void;
   rope(x: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;

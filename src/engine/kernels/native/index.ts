@@ -60,7 +60,6 @@ export class NativeKernels implements Kernels {
   private readonly values = new Map<WeightMatrix, Float32Array>();
   /** Weights whose Wᵀ predates the last `syncWeights` (rewritten in place when next needed). */
   private readonly staleTransposes = new Set<WeightMatrix>();
-  private product = new Float32Array(0);
 
   constructor(
     readonly addon: KernelAddon,
@@ -100,23 +99,13 @@ export class NativeKernels implements Kernels {
   }
 
   matmul(out: Float32Array, x: Float32Array, rows: number, w: WeightMatrix, bias?: Float32Array): void {
-    if (out.buffer === x.buffer && out.byteOffset < x.byteOffset + x.byteLength && x.byteOffset < out.byteOffset + out.byteLength) {
-      throw new RangeError("matmul: the output must not overlap the input");
-    }
+    checkDisjoint(out, x);
     this.context.matmul(out, x, rows, this.handle(w), bias);
   }
 
   linearBackward({ dx, dy, rows, w, accumulate = false }: LinearBackwardArgs): void {
-    const wt = this.transposedOf(w);
-    if (!accumulate) {
-      this.matmul(dx, dy, rows, wt);
-      return;
-    }
-    const size = rows * w.cols;
-    if (this.product.length < size) this.product = new Float32Array(Math.max(size, 2 * this.product.length));
-    const product = this.product.subarray(0, size);
-    this.matmul(product, dy, rows, wt);
-    this.addInPlace(dx, product, size);
+    checkDisjoint(dx, dy);
+    this.context.matmul(dx, dy, rows, this.handle(this.transposedOf(w)), undefined, accumulate);
   }
 
   linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim }: LinearWeightBackwardArgs): void {
@@ -216,6 +205,13 @@ export class NativeKernels implements Kernels {
     if (values) this.handle(target).writeTransposed(values);
     this.transposed.set(w, target);
     return target;
+  }
+}
+
+/** The matmul writes its output while it reads its input, so the two must not share memory. */
+function checkDisjoint(out: Float32Array, x: Float32Array): void {
+  if (out.buffer === x.buffer && out.byteOffset < x.byteOffset + x.byteLength && x.byteOffset < out.byteOffset + out.byteLength) {
+    throw new RangeError("matmul: the output must not overlap the input");
   }
 }
 

@@ -53,6 +53,18 @@ describeNative("native kernels", (addon) => {
             expectSameBits(alone, a.subarray(row * outDim, (row + 1) * outDim), `row ${row} of ${rows} alone`);
           }
         }
+        // Accumulating (an input gradient added to dx, through Wᵀ of a [inDim × outDim] weight):
+        // every block's chain resumes from dx, the first from its values on entry.
+        const [tBlocked, tWhole] = [blocked!, whole!].map((kernels) => kernels.createMatrix(inDim, outDim, dtype, bytes));
+        const dy = random.uniform(rows * inDim, 1);
+        const start = random.uniform(rows * outDim, 1);
+        const [a, b, product] = [start.slice(), start.slice(), new Float32Array(rows * outDim)];
+        blocked!.linearBackward({ dx: a, dy, rows, w: tBlocked!, accumulate: true });
+        whole!.linearBackward({ dx: b, dy, rows, w: tWhole!, accumulate: true });
+        expectSameBits(a, b, `${rows} rows, accumulating`);
+        whole!.linearBackward({ dx: product, dy, rows, w: tWhole! });
+        // One rounding order against another over up to 2048 terms of ±1.
+        expect(worstError(a, product.map((value, i) => value + start[i]!))).toBeLessThan(5e-5);
       }
     },
   );
