@@ -68,33 +68,37 @@ FLYWHEEL_AVX512 void query_gradients(const float* ds, size_t ld, int n, const fl
 }
 
 // d_keys[j] += Σ_i ds[i · ld + j] · q[i] and d_values[j] += Σ_i p[i · ld + j] · g[i] over the block's
-// rows, T keys at a time from `first` (2·T·C accumulators).
-template <int C, int T>
+// rows, T keys at a time from `first`, on W of the head's C chunks of 16 from chunk `c0`
+// (2·T·W accumulators). Each row's W chunks of q and dO are loaded once for the T keys.
+template <int C, int T, int W>
 FLYWHEEL_AVX512 inline void key_gradients_at(const float* p, const float* ds, size_t ld, const float* q, const float* g, int rows, int first,
-                                             float* d_keys, float* d_values) {
+                                             int c0, float* d_keys, float* d_values) {
   constexpr int hd = 16 * C;
-  __m512 dk[T][C], dv[T][C];
+  __m512 dk[T][W], dv[T][W];
 #pragma GCC unroll 16
   for (int t = 0; t < T; t++) {
 #pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      dk[t][c] = _mm512_loadu_ps(d_keys + (first + t) * hd + 16 * c);
-      dv[t][c] = _mm512_loadu_ps(d_values + (first + t) * hd + 16 * c);
+    for (int c = 0; c < W; c++) {
+      dk[t][c] = _mm512_loadu_ps(d_keys + (first + t) * hd + 16 * (c0 + c));
+      dv[t][c] = _mm512_loadu_ps(d_values + (first + t) * hd + 16 * (c0 + c));
     }
   }
   for (int i = 0; i < rows; i++) {
-    __m512 qi[C], gi[C];
+    __m512 qi[W], gi[W];
 #pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      qi[c] = _mm512_loadu_ps(q + i * hd + 16 * c);
-      gi[c] = _mm512_loadu_ps(g + i * hd + 16 * c);
+    for (int c = 0; c < W; c++) {
+      qi[c] = _mm512_loadu_ps(q + i * hd + 16 * (c0 + c));
+      gi[c] = _mm512_loadu_ps(g + i * hd + 16 * (c0 + c));
+      // Kept from being folded into each of the T multiply-adds as a memory operand: at W = 4 that
+      // made the loop bound by loads (20 per 16 multiply-adds). At W = 2 the folded form measured faster.
+      if constexpr (W == 4 && T > 1) __asm__("" : "+v"(qi[c]), "+v"(gi[c]));
     }
 #pragma GCC unroll 16
     for (int t = 0; t < T; t++) {
       const __m512 dsv = _mm512_set1_ps(ds[i * ld + first + t]);
       const __m512 pv = _mm512_set1_ps(p[i * ld + first + t]);
 #pragma GCC unroll 16
-      for (int c = 0; c < C; c++) {
+      for (int c = 0; c < W; c++) {
         dk[t][c] = _mm512_fmadd_ps(dsv, qi[c], dk[t][c]);
         dv[t][c] = _mm512_fmadd_ps(pv, gi[c], dv[t][c]);
       }
@@ -103,20 +107,25 @@ FLYWHEEL_AVX512 inline void key_gradients_at(const float* p, const float* ds, si
 #pragma GCC unroll 16
   for (int t = 0; t < T; t++) {
 #pragma GCC unroll 16
-    for (int c = 0; c < C; c++) {
-      _mm512_storeu_ps(d_keys + (first + t) * hd + 16 * c, dk[t][c]);
-      _mm512_storeu_ps(d_values + (first + t) * hd + 16 * c, dv[t][c]);
+    for (int c = 0; c < W; c++) {
+      _mm512_storeu_ps(d_keys + (first + t) * hd + 16 * (c0 + c), dk[t][c]);
+      _mm512_storeu_ps(d_values + (first + t) * hd + 16 * (c0 + c), dv[t][c]);
     }
   }
 }
 
+// Heads wider than 4 chunks (128) run in windows of 4 chunks, two keys at a time, rather than all
+// 8 chunks one key at a time: each load of q and dO then serves two keys.
 template <int C>
 FLYWHEEL_AVX512 void key_gradients(const float* p, const float* ds, size_t ld, const float* q, const float* g, int rows, int n, float* d_keys,
                                    float* d_values) {
-  constexpr int T = C >= 8 ? 1 : 8 / C;
-  int first = 0;
-  for (; first + T <= n; first += T) key_gradients_at<C, T>(p, ds, ld, q, g, rows, first, d_keys, d_values);
-  for (; first < n; first++) key_gradients_at<C, 1>(p, ds, ld, q, g, rows, first, d_keys, d_values);
+  constexpr int W = C > 4 ? 4 : C;
+  constexpr int T = 8 / W;
+  for (int c0 = 0; c0 < C; c0 += W) {
+    int first = 0;
+    for (; first + T <= n; first += T) key_gradients_at<C, T, W>(p, ds, ld, q, g, rows, first, c0, d_keys, d_values);
+    for (; first < n; first++) key_gradients_at<C, 1, W>(p, ds, ld, q, g, rows, first, c0, d_keys, d_values);
+  }
 }
 
 template <int C>
