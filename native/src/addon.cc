@@ -108,8 +108,7 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     return DefineClass(env, "Matrix",
                        {InstanceAccessor<&Matrix::Rows>("rows"), InstanceAccessor<&Matrix::Cols>("cols"),
                         InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength"),
-                        InstanceMethod<&Matrix::Read>("read"), InstanceMethod<&Matrix::Write>("write"),
-                        InstanceMethod<&Matrix::WriteTransposed>("writeTransposed")});
+                        InstanceMethod<&Matrix::Read>("read")});
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
@@ -134,7 +133,7 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
   }
 
-  static const PackedMatrix& From(const Napi::CallbackInfo& info, size_t index) {
+  static PackedMatrix& From(const Napi::CallbackInfo& info, size_t index) {
     const Napi::Value value = info[index];
     if (!value.IsObject() || !value.As<Napi::Object>().CheckTypeTag(&kMatrixTag)) throw_type(info.Env(), "expected a native weight matrix");
     return *Unwrap(value.As<Napi::Object>())->matrix_;
@@ -151,22 +150,6 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     guarded([&] {
       auto out = f32_arg(info, 0, "output", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "read");
       for (int row = 0; row < matrix_->rows(); row++) matrix_->read_row(row, out.Data() + static_cast<size_t>(row) * matrix_->cols());
-    });
-  }
-
-  // write(values): replaces every value (f32, row-major), rounded to the matrix's dtype.
-  void Write(const Napi::CallbackInfo& info) {
-    guarded([&] {
-      auto values = f32_arg(info, 0, "values", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "write");
-      matrix_->write(values.Data());
-    });
-  }
-
-  // writeTransposed(source): an f32 matrix becomes sourceᵀ (source row-major, cols × rows).
-  void WriteTransposed(const Napi::CallbackInfo& info) {
-    guarded([&] {
-      auto source = f32_arg(info, 0, "source", static_cast<size_t>(matrix_->rows()) * matrix_->cols(), "writeTransposed");
-      matrix_->write_transposed(source.Data());
     });
   }
 
@@ -194,7 +177,7 @@ class Context : public Napi::ObjectWrap<Context> {
                         InstanceMethod<&Context::TokenLogprobSums>("tokenLogprobSums"),
                         InstanceMethod<&Context::TokenLogprobsBackward>("tokenLogprobsBackward"),
                         InstanceMethod<&Context::AdamwStep>("adamwStep"), InstanceMethod<&Context::SumOfSquares>("sumOfSquares"),
-                        InstanceMethod<&Context::Scale>("scale")});
+                        InstanceMethod<&Context::Scale>("scale"), InstanceMethod<&Context::WriteMatrix>("writeMatrix")});
   }
 
   // new Context(threads, simd): simd is "auto" (the best this CPU has), "avx512", "avx2" or "scalar".
@@ -516,6 +499,18 @@ class Context : public Napi::ObjectWrap<Context> {
     guarded([&] {
       auto x = typed_arg<float, napi_float32_array>(info, 0, "x", "Float32Array");
       context_->scale(x.Data(), x.ElementLength(), double_arg(info, 1, "factor"));
+    });
+  }
+
+  // writeMatrix(matrix, values, transposed): replaces every value of the matrix with values (f32,
+  // row-major) rounded to its dtype or, with transposed, an f32 matrix with valuesᵀ (values cols × rows).
+  void WriteMatrix(const Napi::CallbackInfo& info) {
+    guarded([&] {
+      PackedMatrix& w = Matrix::From(info, 0);
+      auto values = f32_arg(info, 1, "values", static_cast<size_t>(w.rows()) * w.cols(), "writeMatrix");
+      const bool transposed = info[2].ToBoolean().Value();
+      if (transposed && w.dtype() != DType::F32) throw_range(info.Env(), "writeMatrix: only an f32 matrix takes transposed values");
+      context_->write_matrix(w, values.Data(), transposed);
     });
   }
 

@@ -39,6 +39,9 @@ class KernelContext {
   // ops/linear.cc. dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when d_bias is not null.
   void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate = false);
   void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+  // Training's weight update: W from its f32 values (row-major), or with `transposed` an f32 Wᵀ from
+  // W's values, panels shared out over the pool.
+  void write_matrix(PackedMatrix& w, const float* values, bool transposed);
 
   // ops/gemm.cc. c (+)= alpha · op(a)·op(b). Every output is one f32 chain over k in order, whatever
   // m and the thread count, so a row gives the same result alone or in a batch (LoRA runs in the

@@ -95,34 +95,47 @@ void PackedMatrix::read_row(int row, float* out) const {
   }
 }
 
-void PackedMatrix::write(const float* values) {
-  uint8_t* base = data_.get();
-  for (int row = 0; row < rows_; row++) {
+namespace {
+
+// Row `row` of a panel (its values 16 apart) from `count` f32 values, converted by `convert`.
+template <typename T, typename Convert>
+void write_panel_row(T* target, const float* source, int count, Convert convert) {
+  for (int col = 0; col < count; col++) target[static_cast<size_t>(col) * kPanel] = convert(source[col]);
+}
+
+}  // namespace
+
+void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
+  const int row_end = std::min(rows_, last_panel * kPanel);
+  for (int row = first_panel * kPanel; row < row_end; row++) {
     const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
     const float* source = values + static_cast<size_t>(row) * cols_;
-    for (int col = 0; col < cols_; col++) {
-      const size_t index = start + static_cast<size_t>(col) * kPanel;
-      if (dtype_ == DType::F32) {
-        std::memcpy(base + index * 4, &source[col], 4);
-      } else {
-        const uint16_t bits = dtype_ == DType::F16 ? f32_to_f16(source[col]) : f32_to_bf16(source[col]);
-        std::memcpy(base + index * 2, &bits, 2);
-      }
+    if (dtype_ == DType::F32) {
+      write_panel_row(reinterpret_cast<float*>(data_.get()) + start, source, cols_, [](float v) { return v; });
+    } else if (dtype_ == DType::F16) {
+      write_panel_row(reinterpret_cast<uint16_t*>(data_.get()) + start, source, cols_, [](float v) { return f32_to_f16(v); });
+    } else {
+      write_panel_row(reinterpret_cast<uint16_t*>(data_.get()) + start, source, cols_, [](float v) { return f32_to_bf16(v); });
     }
   }
 }
 
-void PackedMatrix::write_transposed(const float* source) {
+void PackedMatrix::write_transposed(const float* source, int first_panel, int last_panel) {
   if (dtype_ != DType::F32) throw std::invalid_argument("write_transposed: the matrix is not f32");
   float* packed = reinterpret_cast<float*>(data_.get());
-  for (int p = 0; p < panels(); p++) {
+  for (int p = first_panel; p < last_panel; p++) {
     const int first = p * kPanel;
     const int count = std::min(kPanel, rows_ - first);
     float* panel = packed + static_cast<size_t>(p) * kPanel * cols_;
     for (int k = 0; k < cols_; k++) {
       float* target = panel + static_cast<size_t>(k) * kPanel;
-      std::memcpy(target, source + static_cast<size_t>(k) * rows_ + first, count * sizeof(float));
-      if (count < kPanel) std::memset(target + count, 0, (kPanel - count) * sizeof(float));
+      const float* from = source + static_cast<size_t>(k) * rows_ + first;
+      if (count == kPanel) {
+        std::memcpy(target, from, kPanel * sizeof(float));  // a constant size: inlined, not a call
+      } else {
+        std::memcpy(target, from, count * sizeof(float));
+        std::memset(target + count, 0, (kPanel - count) * sizeof(float));
+      }
     }
   }
 }

@@ -45,13 +45,13 @@ class PackedMatrix {
 
   // Row `row` widened to f32 (an embedding lookup).
   void read_row(int row, float* out) const;
-  // Replaces every value with rows × cols f32 values (row-major), rounded to dtype() (training
-  // updates the weights it computes with).
-  void write(const float* values);
-  // f32 only: replaces every value with the transpose of `source` [cols() × rows()] row-major, so
-  // Wᵀ follows W after an optimizer step. No transpose is done: a panel's column k is 16
-  // consecutive values of source's row k.
-  void write_transposed(const float* source);
+  // Replaces the values of panels [first_panel, last_panel) from rows × cols f32 values
+  // (row-major), rounded to dtype() (training updates the weights it computes with).
+  void write(const float* values, int first_panel, int last_panel);
+  // f32 only: replaces the values of panels [first_panel, last_panel) with the transpose of
+  // `source` [cols() × rows()] row-major, so Wᵀ follows W after an optimizer step. No transpose is
+  // done: a panel's column k is 16 consecutive values of source's row k.
+  void write_transposed(const float* source, int first_panel, int last_panel);
 
  private:
   // Uninitialized f32 storage of [rows × cols], for transposed_f32 to fill.

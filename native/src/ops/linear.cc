@@ -10,6 +10,18 @@ void KernelContext::matmul(float* out, const float* x, int rows, const PackedMat
   flywheel::matmul(pool_, scratch_, matmul_kernels_, out, x, rows, w, bias, accumulate, matmul_depth_);
 }
 
+void KernelContext::write_matrix(PackedMatrix& w, const float* values, bool transposed) {
+  // At least 16k values a task: a small matrix is cheaper written by one thread than handed out.
+  const size_t panel_values = static_cast<size_t>(kPanel) * w.cols();
+  for_chunks(static_cast<size_t>(w.panels()), std::max<size_t>(1, (1 << 14) / panel_values), [&](size_t first, size_t last) {
+    if (transposed) {
+      w.write_transposed(values, static_cast<int>(first), static_cast<int>(last));
+    } else {
+      w.write(values, static_cast<int>(first), static_cast<int>(last));
+    }
+  });
+}
+
 void KernelContext::linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim,
                                            int in_dim) {
   // dW = dyᵀ·x as a sum of per-row outer products, read straight from dy and x (no transposes).

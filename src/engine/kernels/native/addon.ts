@@ -29,10 +29,6 @@ export interface AddonMatrix {
   readonly byteLength: number;
   /** Every value widened to f32, row-major. */
   read(out: Float32Array): void;
-  /** Replaces every value (f32, row-major), rounded to the matrix's dtype. */
-  write(values: Float32Array): void;
-  /** An f32 matrix becomes sourceᵀ (source row-major, cols × rows). */
-  writeTransposed(source: Float32Array): void;
 }
 
 export interface AddonContext {
@@ -40,6 +36,11 @@ export interface AddonContext {
   readonly simd: string;
   /** out (+)= x·Wᵀ (+ bias); with `accumulate` each output's chain starts from its value in out. */
   matmul(out: Float32Array, x: Float32Array, rows: number, w: AddonMatrix, bias: Float32Array | undefined, accumulate?: boolean): void;
+  /**
+   * Replaces every value of `w` with `values` (f32, row-major), rounded to its dtype; with
+   * `transposed`, an f32 `w` becomes valuesᵀ (values row-major, cols × rows). On the pool.
+   */
+  writeMatrix(w: AddonMatrix, values: Float32Array, transposed: boolean): void;
   embed(out: Float32Array, table: AddonMatrix, ids: Int32Array): void;
   rmsNorm(out: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number): void;
   rope(x: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;

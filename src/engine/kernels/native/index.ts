@@ -93,7 +93,7 @@ export class NativeKernels implements Kernels {
 
   syncWeights(): void {
     for (const [w, values] of this.values) {
-      this.handle(w).write(values);
+      this.context.writeMatrix(this.handle(w), values, false);
       if (this.transposed.has(w)) this.staleTransposes.add(w);
     }
   }
@@ -202,7 +202,7 @@ export class NativeKernels implements Kernels {
     this.staleTransposes.delete(w);
     const target = wt ?? new NativeMatrix(this, new this.addon.Matrix(this.handle(w)));
     const values = this.values.get(w);
-    if (values) this.handle(target).writeTransposed(values);
+    if (values) this.context.writeMatrix(this.handle(target), values, true);
     this.transposed.set(w, target);
     return target;
   }

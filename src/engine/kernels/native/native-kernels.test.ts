@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { expectSameBits } from "../../../testing/batch-invariance.js";
 import { describeKernelConformance } from "../../../testing/kernel-conformance.js";
 import { describeNative } from "../../../testing/native.js";
-import { encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
+import { decodeFloats, encodeFloats, type FloatDType } from "../../checkpoint/dtype.js";
 import { SeededRandom } from "../../fixtures/random.js";
 import { TsKernels } from "../ts/index.js";
 import type { Kernels } from "../types.js";
@@ -194,6 +194,37 @@ describeNative("native kernels", (addon) => {
     const vectorLevels = levels.filter((level) => level !== "scalar");
     const products = vectorLevels.map((simd) => run(new NativeKernels(addon, { threads: 2, simd })).product);
     for (const product of products.slice(1)) expectSameBits(product, products[0]!, "matmul, AVX-512 against AVX2");
+  });
+
+  // Full-parameter training writes each updated weight back, and its Wᵀ, panel ranges on the pool.
+  it.each([1, 3])("writeMatrix replaces every value of W (each dtype) and of an f32 Wᵀ, ragged panels included, on %i threads", (threads) => {
+    const context = new addon.Context(threads, "auto");
+    const random = new SeededRandom(5);
+    for (const [rows, cols] of [
+      [37, 5],
+      [300, 70],
+      [16, 1100],
+    ] as const) {
+      const values = random.uniform(rows * cols, 1);
+      for (const dtype of ["F32", "F16", "BF16"] as FloatDType[]) {
+        const w = new addon.Matrix(rows, cols, dtype, encodeFloats(dtype, random.uniform(rows * cols, 1)));
+        context.writeMatrix(w, values, false);
+        const read = new Float32Array(rows * cols);
+        w.read(read);
+        expect(Buffer.from(read.buffer).equals(Buffer.from(decodeFloats(dtype, encodeFloats(dtype, values)).buffer))).toBe(true);
+      }
+      // Wᵀ [cols × rows] from W's values [rows × cols].
+      const transposed = new addon.Matrix(new addon.Matrix(rows, cols, "F32", encodeFloats("F32", new Float32Array(rows * cols))));
+      context.writeMatrix(transposed, values, true);
+      const read = new Float32Array(rows * cols);
+      transposed.read(read);
+      const expected = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) expected[c * rows + r] = values[r * cols + c]!;
+      expect(Buffer.from(read.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
+    }
+    const f16 = new addon.Matrix(2, 3, "F16", new Uint8Array(12));
+    expect(() => context.writeMatrix(f16, new Float32Array(6), true)).toThrow(/only an f32 matrix/);
+    expect(() => context.writeMatrix(f16, new Float32Array(5), false)).toThrow(/writeMatrix: values holds 5 values, needs 6/);
   });
 
   it("runs in worker threads, each with its own pool, and survives their termination", async () => {
