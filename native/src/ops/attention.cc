@@ -117,18 +117,21 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
   const size_t private_size = static_cast<size_t>(width) * hd;
   std::vector<float>& private_keys = attention_d_keys_;
   std::vector<float>& private_values = attention_d_values_;
-  private_keys.assign(private_size * tasks, 0.0f);
-  private_values.assign(private_size * tasks, 0.0f);
+  // Each task zeroes its own sums, on its thread.
+  if (private_keys.size() < private_size * tasks) {
+    private_keys.resize(private_size * tasks);
+    private_values.resize(private_size * tasks);
+  }
 
   // The block kernel reads the keys and values transposed, one copy per kv head.
   const size_t per_head = (static_cast<size_t>(width) + 15) / 16 * 16 * hd;
   if (block_kernel != nullptr) {
     if (attention_keys_t_.size() < 2 * per_head * shape.kv_heads) attention_keys_t_.resize(2 * per_head * shape.kv_heads);
     float* transposed = attention_keys_t_.data();
-    for (int kv_head = 0; kv_head < shape.kv_heads; kv_head++) {
-      transpose_keys(transposed + (2 * kv_head) * per_head, keys + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
-      transpose_keys(transposed + (2 * kv_head + 1) * per_head, values + static_cast<size_t>(kv_head) * hd, kv_stride, width, hd);
-    }
+    pool_.parallel_for(2 * shape.kv_heads, [&](int task, int) {
+      const float* from = (task % 2 == 0 ? keys : values) + static_cast<size_t>(task / 2) * hd;
+      transpose_keys(transposed + task * per_head, from, kv_stride, width, hd);
+    });
     scratch_.reserve(attention_backward_scratch(width, hd));
   } else {
     scratch_.reserve(2 * static_cast<size_t>(width));
@@ -139,6 +142,8 @@ void KernelContext::attention_backward(float* dq, float* d_keys, float* d_values
     const int chunk = task % chunks;
     float* task_d_keys = private_keys.data() + task * private_size;
     float* task_d_values = private_values.data() + task * private_size;
+    std::fill(task_d_keys, task_d_keys + private_size, 0.0f);
+    std::fill(task_d_values, task_d_values + private_size, 0.0f);
     const float* head_keys = keys + static_cast<size_t>(kv_head) * hd;
     const float* head_values = values + static_cast<size_t>(kv_head) * hd;
     if (block_kernel != nullptr) {
