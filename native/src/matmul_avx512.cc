@@ -123,8 +123,10 @@ FLYWHEEL_AVX512 void widen(DType dtype, const void* panel, int cols, float* out)
 }
 
 // The weight gradient's block: O outputs × up to 64 inputs (4 zmm each), 4·O sums in registers;
-// per row, 4 loads of x and O broadcasts of dy feed 4·O fused multiply-adds.
-template <int O>
+// per row, 4 loads of x and O broadcasts of dy feed 4·O fused multiply-adds. A block of fewer
+// than 64 inputs (Ragged) masks its loads and stores; a whole one does not, which keeps the four
+// masks out of the row loop (they were reloaded from the stack on every row).
+template <int O, bool Ragged>
 FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                            const float* x, size_t x_stride, int rows, int inputs) {
   constexpr int V = 4;
@@ -134,18 +136,19 @@ FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stri
     const int valid = std::max(0, std::min(16, inputs - 16 * v));
     masks[v] = static_cast<__mmask16>((1u << valid) - 1);
   }
+  const auto load = [&](const float* from, int v) FLYWHEEL_AVX512 { return Ragged ? _mm512_maskz_loadu_ps(masks[v], from) : _mm512_loadu_ps(from); };
   __m512 acc[O][V];
 #pragma GCC unroll 8
   for (int o = 0; o < O; o++) {
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) acc[o][v] = _mm512_maskz_loadu_ps(masks[v], d_weight + o * d_weight_stride + 16 * v);
+    for (int v = 0; v < V; v++) acc[o][v] = load(d_weight + o * d_weight_stride + 16 * v, v);
   }
   for (int r = 0; r < rows; r++) {
     const float* xr = x + r * x_stride;
     const float* g = dy + r * dy_stride;
     __m512 xv[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) xv[v] = _mm512_maskz_loadu_ps(masks[v], xr + 16 * v);
+    for (int v = 0; v < V; v++) xv[v] = load(xr + 16 * v, v);
 #pragma GCC unroll 8
     for (int o = 0; o < O; o++) {
       const __m512 go = _mm512_set1_ps(g[o]);
@@ -156,19 +159,33 @@ FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stri
 #pragma GCC unroll 8
   for (int o = 0; o < O; o++) {
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) _mm512_mask_storeu_ps(d_weight + o * d_weight_stride + 16 * v, masks[v], acc[o][v]);
+    for (int v = 0; v < V; v++) {
+      float* to = d_weight + o * d_weight_stride + 16 * v;
+      if (Ragged) {
+        _mm512_mask_storeu_ps(to, masks[v], acc[o][v]);
+      } else {
+        _mm512_storeu_ps(to, acc[o][v]);
+      }
+    }
   }
+}
+
+template <int O>
+FLYWHEEL_AVX512 void weight_gradient_outputs(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride, const float* x,
+                                             size_t x_stride, int rows, int inputs) {
+  if (inputs == 64) return weight_gradient_block<O, false>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+  weight_gradient_block<O, true>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
 }
 
 FLYWHEEL_AVX512 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                      const float* x, size_t x_stride, int rows, int outputs, int inputs) {
   switch (outputs) {
-    case 1: return weight_gradient_block<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 2: return weight_gradient_block<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 3: return weight_gradient_block<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 4: return weight_gradient_block<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 5: return weight_gradient_block<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    default: return weight_gradient_block<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 1: return weight_gradient_outputs<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 2: return weight_gradient_outputs<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 3: return weight_gradient_outputs<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 4: return weight_gradient_outputs<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    case 5: return weight_gradient_outputs<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    default: return weight_gradient_outputs<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
   }
 }
 
