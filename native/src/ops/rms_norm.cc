@@ -25,12 +25,25 @@ void KernelContext::rms_norm_backward(float* dx, const float* dy, const float* x
       const float* xr = x + r * dim;
       const float* gr = dy + r * dim;
       float* out = dx + r * dim;
-      double squares = 0;
-      double dot = 0;
-      for (int i = 0; i < dim; i++) {
-        squares += static_cast<double>(xr[i]) * xr[i];
-        dot += static_cast<double>(gr[i]) * weight[i] * xr[i];
+      // Eight independent sums of each (one chain waited on every add), combined in a fixed tree.
+      double square_lanes[8] = {};
+      double dot_lanes[8] = {};
+      int i = 0;
+      for (; i + 8 <= dim; i += 8) {
+        for (int l = 0; l < 8; l++) {
+          square_lanes[l] += static_cast<double>(xr[i + l]) * xr[i + l];
+          dot_lanes[l] += static_cast<double>(gr[i + l]) * weight[i + l] * xr[i + l];
+        }
       }
+      for (; i < dim; i++) {
+        square_lanes[0] += static_cast<double>(xr[i]) * xr[i];
+        dot_lanes[0] += static_cast<double>(gr[i]) * weight[i] * xr[i];
+      }
+      const auto total = [](const double (&lanes)[8]) {
+        return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+      };
+      const double squares = total(square_lanes);
+      const double dot = total(dot_lanes);
       const double inverse = 1.0 / std::sqrt(squares / dim + eps);
       const float scale = static_cast<float>(inverse);
       const float correction = static_cast<float>(inverse * inverse * inverse * dot / dim);
