@@ -1,6 +1,7 @@
 // A linear layer y = x·Wᵀ (+ b): the forward on the packed weight, and the weight gradient for
 // full-parameter training. (The input gradient dY·W is the forward against Wᵀ, packed by the caller.)
 #include <algorithm>
+#include <stdexcept>
 
 #include "../context.h"
 
@@ -11,6 +12,8 @@ void KernelContext::matmul(float* out, const float* x, int rows, const PackedMat
 }
 
 void KernelContext::write_matrix(PackedMatrix& w, const float* values, bool transposed) {
+  // Checked here, not in a task: an exception must not leave a pool thread.
+  if (transposed && w.dtype() != DType::F32) throw std::invalid_argument("write_matrix: only an f32 matrix takes transposed values");
   // At least 16k values a task: a small matrix is cheaper written by one thread than handed out.
   const size_t panel_values = static_cast<size_t>(kPanel) * w.cols();
   for_chunks(static_cast<size_t>(w.panels()), std::max<size_t>(1, (1 << 14) / panel_values), [&](size_t first, size_t last) {
