@@ -64,7 +64,12 @@ describeNative("native kernels", (addon) => {
         expectSameBits(a, b, `${rows} rows, accumulating`);
         whole!.linearBackward({ dx: product, dy, rows, w: tWhole! });
         // One rounding order against another over up to 2048 terms of ±1.
-        expect(worstError(a, product.map((value, i) => value + start[i]!))).toBeLessThan(5e-5);
+        expect(
+          worstError(
+            a,
+            product.map((value, i) => value + start[i]!),
+          ),
+        ).toBeLessThan(5e-5);
       }
     },
   );
