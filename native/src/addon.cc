@@ -112,11 +112,14 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
-  // new Matrix(w): Wᵀ of another matrix, in f32.
+  // new Matrix(w, dtype): Wᵀ of another matrix, in f32 or in w's own dtype.
   explicit Matrix(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Matrix>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() == 1) {
-      matrix_ = PackedMatrix::transposed_f32(From(info, 0));
+    if (info.Length() == 2) {
+      const PackedMatrix& w = From(info, 0);
+      const DType dtype = dtype_arg(info, 1);
+      if (dtype != DType::F32 && dtype != w.dtype()) throw_range(env, "a transposed matrix is f32 or its source's dtype");
+      matrix_ = PackedMatrix::transposed(w, dtype);
       info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
       return;
     }

@@ -43,10 +43,27 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
   }
 }
 
-PackedMatrix::PackedMatrix(int rows, int cols) : rows_(rows), cols_(cols), dtype_(DType::F32), data_(aligned_bytes(byte_size())) {}
+PackedMatrix::PackedMatrix(int rows, int cols, DType dtype) : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {}
 
-std::unique_ptr<PackedMatrix> PackedMatrix::transposed_f32(const PackedMatrix& w) {
-  std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows()));
+std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DType dtype) {
+  if (dtype != DType::F32 && dtype != w.dtype()) throw std::invalid_argument("transposed: Wᵀ is f32 or W's own dtype");
+  std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), dtype));
+  if (dtype != DType::F32) {
+    // The same 16-bit values, moved: block by block as below.
+    uint16_t* out = reinterpret_cast<uint16_t*>(t->data_.get());
+    for (int p = 0; p < t->panels(); p++) {
+      uint16_t* panel = out + static_cast<size_t>(p) * kPanel * t->cols();
+      for (int q = 0; q < w.panels(); q++) {
+        const uint16_t* block = reinterpret_cast<const uint16_t*>(w.panel(q)) + static_cast<size_t>(p) * kPanel * kPanel;
+        const int columns = std::min(kPanel, t->cols() - q * kPanel);
+        for (int j = 0; j < columns; j++) {
+          uint16_t* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
+          for (int i = 0; i < kPanel; i++) target[i] = p * kPanel + i < w.cols() ? block[i * kPanel + j] : 0;
+        }
+      }
+    }
+    return t;
+  }
   const size_t element = dtype_size(w.dtype());
   float* out = reinterpret_cast<float*>(t->data_.get());
   // Block (p, q): Wᵀ's outputs 16p.. (w's columns) by Wᵀ's columns 16q.. (w's rows). In w, panel

@@ -29,10 +29,10 @@ class PackedMatrix {
  public:
   // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
   PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
-  // Wᵀ of `w` [w.cols() × w.rows()] in f32, every value widened exactly: the layout the
-  // backward's dX = dY·W multiplies with. Each 16×16 block of w's panels is one block of Wᵀ's,
-  // transposed, so no other copy of the values is made.
-  static std::unique_ptr<PackedMatrix> transposed_f32(const PackedMatrix& w);
+  // Wᵀ of `w` [w.cols() × w.rows()]: the layout the backward's dX = dY·W multiplies with, in
+  // `dtype`, which is f32 (every value widened exactly) or w's own (the same values). Each 16×16
+  // block of w's panels is one block of Wᵀ's, transposed, so no other copy of the values is made.
+  static std::unique_ptr<PackedMatrix> transposed(const PackedMatrix& w, DType dtype);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -54,8 +54,8 @@ class PackedMatrix {
   void write_transposed(const float* source, int first_panel, int last_panel);
 
  private:
-  // Uninitialized f32 storage of [rows × cols], for transposed_f32 to fill.
-  PackedMatrix(int rows, int cols);
+  // Uninitialized storage of [rows × cols] values of dtype, for transposed to fill.
+  PackedMatrix(int rows, int cols, DType dtype);
 
   int rows_;
   int cols_;

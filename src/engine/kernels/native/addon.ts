@@ -10,8 +10,8 @@ export interface KernelAddon {
   Matrix: {
     /** Packs a row-major checkpoint tensor. */
     new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array): AddonMatrix;
-    /** Wᵀ of another matrix, in f32, every value widened exactly. */
-    new (transposeOf: AddonMatrix): AddonMatrix;
+    /** Wᵀ of another matrix, in f32 (every value widened exactly) or in the matrix's own dtype. */
+    new (transposeOf: AddonMatrix, dtype: FloatDType): AddonMatrix;
   };
   /** The best SIMD level this CPU supports: "avx512", "avx2" or "scalar". */
   bestSimd: string;

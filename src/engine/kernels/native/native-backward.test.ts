@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeNative } from "../../../testing/native.js";
 import { describeBackwardConformance } from "../../../testing/backward-conformance.js";
-import { encodeFloats } from "../../checkpoint/dtype.js";
+import { decodeFloats, encodeFloats } from "../../checkpoint/dtype.js";
 import { Rng } from "../../sampling/rng.js";
 import { TsKernels } from "../ts/index.js";
 import type { Kernels } from "../types.js";
@@ -55,6 +55,43 @@ describeNative("native backward kernels", (addon) => {
       new NativeKernels(addon, { threads: 1, simd }).linearWeightBackward({ dWeight: dwOne, dBias: dbOne, dy, x, rows, outDim, inDim });
       expect(Buffer.from(dwOne.buffer).equals(Buffer.from(dwN.buffer))).toBe(true);
       expect(Buffer.from(dbOne.buffer).equals(Buffer.from(dbN.buffer))).toBe(true);
+    });
+
+    // A frozen 16-bit weight keeps its Wᵀ in its own dtype: the same values as the f32 Wᵀ it had,
+    // so the same input gradients, bit for bit, on the direct (few rows) and widened paths.
+    it.each(["BF16", "F16"] as const)("linear backward of a frozen %s weight equals it on the f32 copy, bit for bit", (dtype) => {
+      const rng = Rng.fromSeed(23);
+      const [outDim, inDim] = [200, 136];
+      const bytes = encodeFloats(dtype, randomArray(rng, outDim * inDim));
+      const sixteen = native.createMatrix(outDim, inDim, dtype, bytes);
+      const widened = native.createMatrix(outDim, inDim, "F32", encodeFloats("F32", decodeFloats(dtype, bytes)));
+      for (const rows of [1, 5, 17, 300]) {
+        const dy = randomArray(rng, rows * outDim);
+        const start = randomArray(rng, rows * inDim);
+        const [a, b] = [start.slice(), start.slice()];
+        native.linearBackward({ dx: a, dy, rows, w: sixteen, accumulate: true });
+        native.linearBackward({ dx: b, dy, rows, w: widened, accumulate: true });
+        expect(Buffer.from(a.buffer).equals(Buffer.from(b.buffer))).toBe(true);
+      }
+      const transposed = new addon.Matrix(native.handle(sixteen), dtype);
+      expect(transposed.byteLength).toBe(new addon.Matrix(native.handle(widened), "F32").byteLength / 2);
+      expect(() => new addon.Matrix(native.handle(sixteen), dtype === "BF16" ? "F16" : "BF16")).toThrow(/f32 or its source's dtype/);
+    });
+
+    it("gives a weight that training starts to update an f32 Wᵀ of its new values", () => {
+      const rng = Rng.fromSeed(29);
+      const [outDim, inDim, rows] = [40, 24, 9];
+      const kernels = new NativeKernels(addon, { threads: 2, simd });
+      const w = kernels.createMatrix(outDim, inDim, "BF16", encodeFloats("BF16", randomArray(rng, outDim * inDim)));
+      const dy = randomArray(rng, rows * outDim);
+      kernels.linearBackward({ dx: new Float32Array(rows * inDim), dy, rows, w }); // a frozen, 16-bit Wᵀ first
+      const values = kernels.weightValues(w);
+      for (let i = 0; i < values.length; i++) values[i] = values[i]! * 1.5 + 1e-3; // not representable in bf16
+      kernels.syncWeights();
+      const [dx, expected] = [new Float32Array(rows * inDim), new Float32Array(rows * inDim)];
+      kernels.linearBackward({ dx, dy, rows, w });
+      ts.linearBackward({ dx: expected, dy, rows, w: ts.createMatrix(outDim, inDim, "F32", encodeFloats("F32", values)) });
+      expect(worstError(dx, expected)).toBeLessThan(1e-5);
     });
 
     // Rows past one block of the AVX-512 kernel's 16 and no multiple of it; keys no multiple of 16.

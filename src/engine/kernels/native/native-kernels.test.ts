@@ -219,7 +219,7 @@ describeNative("native kernels", (addon) => {
         expect(Buffer.from(read.buffer).equals(Buffer.from(decodeFloats(dtype, encodeFloats(dtype, values)).buffer))).toBe(true);
       }
       // Wᵀ [cols × rows] from W's values [rows × cols].
-      const transposed = new addon.Matrix(new addon.Matrix(rows, cols, "F32", encodeFloats("F32", new Float32Array(rows * cols))));
+      const transposed = new addon.Matrix(new addon.Matrix(rows, cols, "F32", encodeFloats("F32", new Float32Array(rows * cols))), "F32");
       context.writeMatrix(transposed, values, true);
       const read = new Float32Array(rows * cols);
       transposed.read(read);
