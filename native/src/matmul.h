@@ -63,6 +63,20 @@ using WeightGradientKernel = void (*)(float* d_weight, size_t d_weight_stride, c
                                       const float* x, size_t x_stride, int rows, int outputs, int inputs);
 constexpr int kWeightGradientOutputs = 6;
 
+// Calls fn(std::integral_constant<int, O>{}) for O = outputs (1 … kWeightGradientOutputs; more
+// counts as the most), so a SIMD level's weight-gradient block is compiled once per output count.
+template <typename Fn>
+inline void with_weight_gradient_outputs(int outputs, Fn&& fn) {
+  switch (outputs) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    default: return fn(std::integral_constant<int, kWeightGradientOutputs>{});
+  }
+}
+
 // The tile kernels of one SIMD level.
 struct MatmulKernels {
   // Reads panels of the given dtype directly, converting as it goes; at most direct_rows rows a call.

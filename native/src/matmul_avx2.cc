@@ -218,14 +218,9 @@ FLYWHEEL_AVX2 void weight_gradient_block(float* d_weight, size_t d_weight_stride
 
 FLYWHEEL_AVX2 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                    const float* x, size_t x_stride, int rows, int outputs, int inputs) {
-  switch (outputs) {
-    case 1: return weight_gradient_block<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 2: return weight_gradient_block<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 3: return weight_gradient_block<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 4: return weight_gradient_block<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 5: return weight_gradient_block<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    default: return weight_gradient_block<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-  }
+  with_weight_gradient_outputs(outputs, [&](auto o) FLYWHEEL_AVX2 {
+    weight_gradient_block<decltype(o)::value>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+  });
 }
 
 }  // namespace

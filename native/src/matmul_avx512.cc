@@ -170,23 +170,16 @@ FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stri
   }
 }
 
-template <int O>
-FLYWHEEL_AVX512 void weight_gradient_outputs(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride, const float* x,
-                                             size_t x_stride, int rows, int inputs) {
-  if (inputs == 64) return weight_gradient_block<O, false>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-  weight_gradient_block<O, true>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-}
-
 FLYWHEEL_AVX512 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                      const float* x, size_t x_stride, int rows, int outputs, int inputs) {
-  switch (outputs) {
-    case 1: return weight_gradient_outputs<1>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 2: return weight_gradient_outputs<2>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 3: return weight_gradient_outputs<3>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 4: return weight_gradient_outputs<4>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    case 5: return weight_gradient_outputs<5>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    default: return weight_gradient_outputs<6>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-  }
+  with_weight_gradient_outputs(outputs, [&](auto o) FLYWHEEL_AVX512 {
+    constexpr int O = decltype(o)::value;
+    if (inputs == 64) {
+      weight_gradient_block<O, false>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    } else {
+      weight_gradient_block<O, true>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
+    }
+  });
 }
 
 }  // namespace
