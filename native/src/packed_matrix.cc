@@ -45,54 +45,61 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
 
 PackedMatrix::PackedMatrix(int rows, int cols, DType dtype) : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {}
 
+namespace {
+
+// Fills Wᵀ's panels (`out`, t_panels of t_cols × 16 values) from w's, with value(source) giving one
+// value of Wᵀ from w's stored value at `source`. Block (p, q): Wᵀ's outputs 16p.. (w's columns) by
+// Wᵀ's columns 16q.. (w's rows). In w, panel q's columns 16p..16p+15 are 256 consecutive values,
+// column by column; in Wᵀ, panel p's columns 16q..16q+15 are 256 consecutive values too: the block
+// is transposed in between.
+template <typename T, typename Value>
+void transpose_panels(const PackedMatrix& w, T* out, int t_panels, int t_cols, Value value) {
+  const size_t element = dtype_size(w.dtype());
+  for (int p = 0; p < t_panels; p++) {
+    T* panel = out + static_cast<size_t>(p) * kPanel * t_cols;
+    for (int q = 0; q < w.panels(); q++) {
+      const uint8_t* block = w.panel(q) + static_cast<size_t>(p) * kPanel * kPanel * element;
+      const int columns = std::min(kPanel, t_cols - q * kPanel);  // w's rows in this block
+      for (int j = 0; j < columns; j++) {
+        T* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
+        for (int i = 0; i < kPanel; i++) {
+          // Past w's last column, Wᵀ's last panel holds zeros.
+          target[i] = p * kPanel + i < w.cols() ? value(block + static_cast<size_t>(i * kPanel + j) * element) : T{0};
+        }
+      }
+    }
+  }
+}
+
+// One row of a panel (its values 16 apart) from `count` f32 values, converted by `convert`.
+template <typename T, typename Convert>
+void write_panel_row(T* target, const float* source, int count, Convert convert) {
+  for (int col = 0; col < count; col++) target[static_cast<size_t>(col) * kPanel] = convert(source[col]);
+}
+
+}  // namespace
+
 std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DType dtype) {
   if (dtype != DType::F32 && dtype != w.dtype()) throw std::invalid_argument("transposed: Wᵀ is f32 or W's own dtype");
   std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), dtype));
+  const auto bits16 = [](const uint8_t* source) {
+    uint16_t bits;
+    std::memcpy(&bits, source, 2);
+    return bits;
+  };
   if (dtype != DType::F32) {
-    // The same 16-bit values, moved: block by block as below.
-    uint16_t* out = reinterpret_cast<uint16_t*>(t->data_.get());
-    for (int p = 0; p < t->panels(); p++) {
-      uint16_t* panel = out + static_cast<size_t>(p) * kPanel * t->cols();
-      for (int q = 0; q < w.panels(); q++) {
-        const uint16_t* block = reinterpret_cast<const uint16_t*>(w.panel(q)) + static_cast<size_t>(p) * kPanel * kPanel;
-        const int columns = std::min(kPanel, t->cols() - q * kPanel);
-        for (int j = 0; j < columns; j++) {
-          uint16_t* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
-          for (int i = 0; i < kPanel; i++) target[i] = p * kPanel + i < w.cols() ? block[i * kPanel + j] : 0;
-        }
+    // The same 16-bit values, moved.
+    transpose_panels(w, reinterpret_cast<uint16_t*>(t->data_.get()), t->panels(), t->cols(), bits16);
+  } else {
+    const DType from = w.dtype();
+    transpose_panels(w, reinterpret_cast<float*>(t->data_.get()), t->panels(), t->cols(), [&](const uint8_t* source) {
+      if (from == DType::F32) {
+        float value;
+        std::memcpy(&value, source, 4);
+        return value;
       }
-    }
-    return t;
-  }
-  const size_t element = dtype_size(w.dtype());
-  float* out = reinterpret_cast<float*>(t->data_.get());
-  // Block (p, q): Wᵀ's outputs 16p.. (w's columns) by Wᵀ's columns 16q.. (w's rows). In w, panel
-  // q's columns 16p..16p+15 are 256 consecutive values, column by column; in Wᵀ, panel p's
-  // columns 16q..16q+15 are 256 consecutive values too: the block is transposed in between.
-  for (int p = 0; p < t->panels(); p++) {
-    float* panel = out + static_cast<size_t>(p) * kPanel * t->cols();
-    for (int q = 0; q < w.panels(); q++) {
-      const uint8_t* block = w.panel(q) + static_cast<size_t>(p) * kPanel * kPanel * element;
-      const int columns = std::min(kPanel, t->cols() - q * kPanel);  // w's rows in this block
-      for (int j = 0; j < columns; j++) {
-        float* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
-        for (int i = 0; i < kPanel; i++) {
-          // Past w's last column, Wᵀ's last panel holds zeros.
-          if (p * kPanel + i >= w.cols()) {
-            target[i] = 0.0f;
-            continue;
-          }
-          const uint8_t* source = block + static_cast<size_t>(i * kPanel + j) * element;
-          if (w.dtype() == DType::F32) {
-            std::memcpy(&target[i], source, 4);
-          } else {
-            uint16_t bits;
-            std::memcpy(&bits, source, 2);
-            target[i] = w.dtype() == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
-          }
-        }
-      }
-    }
+      return from == DType::F16 ? f16_to_f32(bits16(source)) : bf16_to_f32(bits16(source));
+    });
   }
   return t;
 }
@@ -111,16 +118,6 @@ void PackedMatrix::read_row(int row, float* out) const {
     }
   }
 }
-
-namespace {
-
-// Row `row` of a panel (its values 16 apart) from `count` f32 values, converted by `convert`.
-template <typename T, typename Convert>
-void write_panel_row(T* target, const float* source, int count, Convert convert) {
-  for (int col = 0; col < count; col++) target[static_cast<size_t>(col) * kPanel] = convert(source[col]);
-}
-
-}  // namespace
 
 void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
   const int row_end = std::min(rows_, last_panel * kPanel);
