@@ -109,6 +109,12 @@ class KernelContext {
   // RoPE's rotation of every head vector in place, or its inverse (the backward).
   void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
 
+  // Eight independent double sums (kept apart so their adds overlap instead of each waiting on the
+  // last), added in one fixed tree, so the total depends on the input alone.
+  static double sum_lanes(const double (&lanes)[8]) {
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  }
+
   // Splits [0, length) into chunks worth a task each when it is big enough to share out.
   template <typename Fn>
   void for_chunks(size_t length, size_t min_chunk, const Fn& fn) {

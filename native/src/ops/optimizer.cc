@@ -78,15 +78,13 @@ double KernelContext::sum_of_squares(const float* x, size_t length) {
   for_chunks(blocks, 1, [&](size_t first, size_t last) {
     for (size_t block = first; block < last; block++) {
       const size_t end = std::min(length, (block + 1) * kBlock);
-      // Eight independent sums, so the adds overlap instead of waiting on one another (a single
-      // chain ran at one element per add latency); combined in a fixed tree.
       double lanes[8] = {};
       size_t j = block * kBlock;
       for (; j + 8 <= end; j += 8) {
         for (int l = 0; l < 8; l++) lanes[l] += static_cast<double>(x[j + l]) * x[j + l];
       }
       for (; j < end; j++) lanes[0] += static_cast<double>(x[j]) * x[j];
-      partial[block] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+      partial[block] = sum_lanes(lanes);
     }
   });
   double total = 0;

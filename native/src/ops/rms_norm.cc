@@ -25,7 +25,6 @@ void KernelContext::rms_norm_backward(float* dx, const float* dy, const float* x
       const float* xr = x + r * dim;
       const float* gr = dy + r * dim;
       float* out = dx + r * dim;
-      // Eight independent sums of each (one chain waited on every add), combined in a fixed tree.
       double square_lanes[8] = {};
       double dot_lanes[8] = {};
       int i = 0;
@@ -39,11 +38,8 @@ void KernelContext::rms_norm_backward(float* dx, const float* dy, const float* x
         square_lanes[0] += static_cast<double>(xr[i]) * xr[i];
         dot_lanes[0] += static_cast<double>(gr[i]) * weight[i] * xr[i];
       }
-      const auto total = [](const double (&lanes)[8]) {
-        return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-      };
-      const double squares = total(square_lanes);
-      const double dot = total(dot_lanes);
+      const double squares = sum_lanes(square_lanes);
+      const double dot = sum_lanes(dot_lanes);
       const double inverse = 1.0 / std::sqrt(squares / dim + eps);
       const float scale = static_cast<float>(inverse);
       const float correction = static_cast<float>(inverse * inverse * inverse * dot / dim);
