@@ -13,6 +13,7 @@
         "src/matmul.cc",
         "src/matmul_avx2.cc",
         "src/matmul_avx512.cc",
+        "src/matmul_bf16_avx512.cc",
         "src/matmul_scalar.cc",
         "src/ops/attention.cc",
         "src/ops/embedding.cc",

@@ -107,14 +107,25 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Matrix",
                        {InstanceAccessor<&Matrix::Rows>("rows"), InstanceAccessor<&Matrix::Cols>("cols"),
-                        InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Bytes>("byteLength"),
+                        InstanceAccessor<&Matrix::Dtype>("dtype"), InstanceAccessor<&Matrix::Paired>("paired"),
+                        InstanceAccessor<&Matrix::Bytes>("byteLength"),
                         InstanceMethod<&Matrix::Read>("read")});
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
   // new Matrix(w, dtype): Wᵀ of another matrix, in f32 or in w's own dtype.
+  // new Matrix(w, "BF16", "paired"): Wᵀ paired for the backward's bf16 products (packed_matrix.h).
   explicit Matrix(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Matrix>(info) {
     Napi::Env env = info.Env();
+    if (info.Length() == 3 && info[2].IsString() && info[2].As<Napi::String>().Utf8Value() == "paired") {
+      const PackedMatrix& w = From(info, 0);
+      if (dtype_arg(info, 1) != DType::BF16) throw_range(env, "a paired matrix is bf16");
+      if (!detect_bf16_products()) throw_range(env, "this CPU has no bf16 products (AVX-512 BF16)");
+      if (w.paired()) throw_range(env, "a paired matrix is not transposed again");
+      matrix_ = PackedMatrix::paired_transposed(w);
+      info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
+      return;
+    }
     if (info.Length() == 2) {
       const PackedMatrix& w = From(info, 0);
       const DType dtype = dtype_arg(info, 1);
@@ -146,6 +157,7 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   Napi::Value Rows(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), matrix_->rows()); }
   Napi::Value Cols(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), matrix_->cols()); }
   Napi::Value Dtype(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), dtype_name(matrix_->dtype())); }
+  Napi::Value Paired(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), matrix_->paired()); }
   Napi::Value Bytes(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(matrix_->byte_size())); }
 
   // read(out): every value widened to f32, row-major.
@@ -167,6 +179,7 @@ class Context : public Napi::ObjectWrap<Context> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "Context",
                        {InstanceAccessor<&Context::Threads>("threads"), InstanceAccessor<&Context::Simd>("simd"),
+                        InstanceAccessor<&Context::Bf16Products>("bf16Products"),
                         InstanceMethod<&Context::Matmul>("matmul"), InstanceMethod<&Context::Embed>("embed"),
                         InstanceMethod<&Context::RmsNorm>("rmsNorm"), InstanceMethod<&Context::Rope>("rope"),
                         InstanceMethod<&Context::Attention>("attention"), InstanceMethod<&Context::SiluMul>("siluMul"),
@@ -209,6 +222,7 @@ class Context : public Napi::ObjectWrap<Context> {
  private:
   Napi::Value Threads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), context_->threads()); }
   Napi::Value Simd(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), simd_name(context_->simd())); }
+  Napi::Value Bf16Products(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), context_->bf16_products()); }
 
   // matmul(out, x, rows, matrix, bias?, accumulate?): out (+)= x·Wᵀ (+ bias)
   void Matmul(const Napi::CallbackInfo& info) {
@@ -220,6 +234,8 @@ class Context : public Napi::ObjectWrap<Context> {
       const float* bias = nullptr;
       if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
       const bool accumulate = info.Length() > 5 && info[5].ToBoolean().Value();
+      if (w.paired() && bias != nullptr) throw_range(info.Env(), "matmul: a paired matrix takes no bias");
+      if (w.paired() && !context_->bf16_products()) throw_range(info.Env(), "matmul: a paired matrix needs bf16 products, which this context lacks");
       if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias, accumulate);
     });
   }
@@ -357,7 +373,9 @@ class Context : public Napi::ObjectWrap<Context> {
       float* d_bias = info[1].IsUndefined() ? nullptr : f32_arg(info, 1, "dBias", out_dim, "linearWeightBackward").Data();
       auto dy = f32_arg(info, 2, "dy", static_cast<size_t>(rows) * out_dim, "linearWeightBackward");
       auto x = f32_arg(info, 3, "x", static_cast<size_t>(rows) * in_dim, "linearWeightBackward");
-      if (rows > 0) context_->linear_weight_backward(d_weight.Data(), d_bias, dy.Data(), x.Data(), rows, out_dim, in_dim);
+      const bool bf16 = info.Length() > 7 && info[7].ToBoolean().Value();
+      if (bf16 && !context_->bf16_products()) throw_range(info.Env(), "linearWeightBackward: this CPU has no bf16 products (AVX-512 BF16)");
+      if (rows > 0) context_->linear_weight_backward(d_weight.Data(), d_bias, dy.Data(), x.Data(), rows, out_dim, in_dim, bf16);
     });
   }
 
@@ -512,7 +530,8 @@ class Context : public Napi::ObjectWrap<Context> {
       PackedMatrix& w = Matrix::From(info, 0);
       auto values = f32_arg(info, 1, "values", static_cast<size_t>(w.rows()) * w.cols(), "writeMatrix");
       const bool transposed = info[2].ToBoolean().Value();
-      if (transposed && w.dtype() != DType::F32) throw_range(info.Env(), "writeMatrix: only an f32 matrix takes transposed values");
+      if (w.paired() && !transposed) throw_range(info.Env(), "writeMatrix: a paired matrix takes transposed values only");
+      if (transposed && w.dtype() != DType::F32 && !w.paired()) throw_range(info.Env(), "writeMatrix: only an f32 or a paired matrix takes transposed values");
       context_->write_matrix(w, values.Data(), transposed);
     });
   }
@@ -524,6 +543,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Context", Context::Define(env));
   exports.Set("Matrix", Matrix::Define(env));
   exports.Set("bestSimd", Napi::String::New(env, simd_name(detect_simd())));
+  exports.Set("bf16Products", Napi::Boolean::New(env, detect_bf16_products()));
   return exports;
 }
 

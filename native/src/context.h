@@ -12,6 +12,7 @@
 #include "training_args.h"
 #include "cpu.h"
 #include "matmul.h"
+#include "matmul_bf16.h"
 #include "packed_matrix.h"
 #include "scratch.h"
 #include "thread_pool.h"
@@ -37,8 +38,12 @@ class KernelContext {
   // The semantics of every kernel are those of `Kernels` in src/engine/kernels/types.ts.
 
   // ops/linear.cc. dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when d_bias is not null.
+  // A paired w (no bias) and `bf16` take the backward's bf16 products (matmul.h), which need
+  // bf16_products().
   void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate = false);
-  void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+  void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim,
+                              bool bf16 = false);
+  bool bf16_products() const { return bf16_kernels() != nullptr && level_ == SimdLevel::Avx512; }
   // Training's weight update: W from its f32 values (row-major), or with `transposed` an f32 Wᵀ from
   // W's values, panels shared out over the pool.
   void write_matrix(PackedMatrix& w, const float* values, bool transposed);
@@ -106,6 +111,11 @@ class KernelContext {
   void store_transposed(float* c, const float* c_t, const GemmSpec& spec);
   void transposed_a_products(float* c, const float* a, const float* b, const GemmSpec& spec, bool small_n);
 
+  // linear_weight_backward's parts: dW in f32 or bf16 products, then the bias's sums.
+  void linear_weight_backward_f32(float* d_weight, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+  void linear_weight_backward_bf16(float* d_weight, const float* dy, const float* x, int rows, int out_dim, int in_dim);
+  void add_bias_gradient(float* d_bias, const float* dy, int rows, int out_dim);
+
   // RoPE's rotation of every head vector in place, or its inverse (the backward).
   void rotate(float* x, int rows, int heads, int head_dim, const int32_t* positions, const float* cos, const float* sin, bool inverse);
 
@@ -145,6 +155,10 @@ class KernelContext {
   std::vector<float> norm_weight_sums_;
   // attention's keys transposed per kv head (prefill and scoring on AVX-512).
   std::vector<float> attention_keys_t_;
+  // The bf16 products' rounded operands: a paired matmul's x; the weight gradient's x and dy pairs.
+  std::vector<uint16_t> bf16_rows_;
+  std::vector<uint32_t> bf16_x_pairs_;
+  std::vector<uint32_t> bf16_dy_pairs_;
 };
 
 }  // namespace flywheel

@@ -12,6 +12,16 @@ SimdLevel detect_simd() {
   return SimdLevel::Scalar;
 }
 
+bool detect_bf16_products() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return detect_simd() == SimdLevel::Avx512 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 const char* simd_name(SimdLevel level) {
   switch (level) {
     case SimdLevel::Avx512: return "avx512";

@@ -1,6 +1,9 @@
 #include "matmul.h"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "matmul_bf16.h"
 
 namespace flywheel {
 
@@ -42,6 +45,7 @@ Plan plan(int rows, int panels, int cols, int threads) {
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
             const PackedMatrix& w, const float* bias, bool accumulate, int depth_limit) {
+  if (w.paired()) throw std::invalid_argument("matmul: a paired matrix is multiplied by matmul_paired");
   const int cols = w.cols();
   const int outputs = w.rows();
   const int panels = w.panels();
@@ -100,6 +104,56 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
           }
           kernel(rows_x, x_stride, n, data, stride, count, block,
                  out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias, chain);
+        }
+      }
+    }
+  };
+  const int tasks = p.row_blocks * p.panel_chunks;
+  if (serial) {
+    for (int task = 0; task < tasks; task++) run(task, 0);
+  } else {
+    pool.parallel_for(tasks, run);
+  }
+}
+
+void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out, const float* x, int rows, const PackedMatrix& w,
+                   bool accumulate, int depth_limit) {
+  const Bf16Kernels& kernels = *bf16_kernels();
+  const int cols = w.cols();
+  const int stored = w.stored_cols();
+  const int outputs = w.rows();
+  const int panels = w.panels();
+  // x rounded once, shared by every task (a task's rows meet every panel chunk).
+  rounded.resize(static_cast<size_t>(rows) * stored);
+  const int row_chunks = std::min(rows, pool.size() * 4);
+  pool.parallel_for(row_chunks, [&](int chunk, int) {
+    const int begin = chunk * rows / row_chunks;
+    const int end = (chunk + 1) * rows / row_chunks;
+    kernels.round_rows(x + static_cast<size_t>(begin) * cols, end - begin, cols, rounded.data() + static_cast<size_t>(begin) * stored, stored);
+  });
+  const uint32_t* pairs = reinterpret_cast<const uint32_t*>(rounded.data());
+  const int col_pairs = stored / 2;
+  const int depth = std::max(1, std::min(col_pairs, depth_limit / 2));
+  const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
+  const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
+  const size_t panel_stride = static_cast<size_t>(kPanel) * stored;
+  auto run = [&](int task, int) {
+    const int row_begin = (task / p.panel_chunks) * kRowBlock;
+    const int row_end = std::min(rows, row_begin + kRowBlock);
+    const int chunk_begin = (task % p.panel_chunks) * p.panels_per_chunk;
+    const int chunk_end = std::min(panels, chunk_begin + p.panels_per_chunk);
+    for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
+      const int count = std::min(kPanelGroup, chunk_end - first);
+      const int valid_last = std::min(kPanel, outputs - (first + count - 1) * kPanel);
+      for (int j0 = 0; j0 < col_pairs; j0 += depth) {
+        const int block = std::min(depth, col_pairs - j0);
+        const bool resume = accumulate || j0 > 0;
+        const Chain chain = resume ? Chain::kMiddle : Chain::kFirst;
+        const uint16_t* data = reinterpret_cast<const uint16_t*>(w.panel(first)) + static_cast<size_t>(j0) * 2 * kPanel;
+        for (int row = row_begin; row < row_end; row += kernels.tile_rows) {
+          const int n = std::min(kernels.tile_rows, row_end - row);
+          kernels.tile(pairs + static_cast<size_t>(row) * col_pairs + j0, col_pairs, n, data, panel_stride, count, block,
+                       out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, chain);
         }
       }
     }

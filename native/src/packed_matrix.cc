@@ -5,8 +5,10 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 #include "fp16.h"
+#include "matmul_bf16.h"
 
 namespace flywheel {
 
@@ -43,7 +45,8 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
   }
 }
 
-PackedMatrix::PackedMatrix(int rows, int cols, DType dtype) : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {}
+PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, bool paired)
+    : rows_(rows), cols_(cols), dtype_(dtype), paired_(paired), data_(aligned_bytes(byte_size())) {}
 
 namespace {
 
@@ -104,7 +107,28 @@ std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DT
   return t;
 }
 
+std::unique_ptr<PackedMatrix> PackedMatrix::paired_transposed(const PackedMatrix& w) {
+  if (w.paired()) throw std::invalid_argument("paired_transposed: W is paired");
+  std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), DType::BF16, true));
+  uint16_t* out = reinterpret_cast<uint16_t*>(t->data_.get());
+  std::memset(out, 0, t->byte_size());
+  // Row by row of w (one output o, strided in its panel): Wᵀ's column o, in pair o / 2's half o % 2.
+  std::vector<float> row(static_cast<size_t>(w.cols()));
+  const size_t t_panel = static_cast<size_t>(kPanel) * t->stored_cols();
+  for (int o = 0; o < w.rows(); o++) {
+    w.read_row(o, row.data());
+    uint16_t* column = out + static_cast<size_t>(o / 2) * 2 * kPanel + o % 2;
+    for (int i = 0; i < w.cols(); i++) column[(i / kPanel) * t_panel + (i % kPanel) * 2] = f32_to_bf16(row[i]);
+  }
+  return t;
+}
+
 void PackedMatrix::read_row(int row, float* out) const {
+  if (paired_) {
+    const uint16_t* panel = reinterpret_cast<const uint16_t*>(this->panel(row / kPanel)) + (row % kPanel) * 2;
+    for (int col = 0; col < cols_; col++) out[col] = bf16_to_f32(panel[(col / 2) * 2 * kPanel + col % 2]);
+    return;
+  }
   const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
   const uint8_t* base = data_.get();
   for (int col = 0; col < cols_; col++) {
@@ -120,6 +144,7 @@ void PackedMatrix::read_row(int row, float* out) const {
 }
 
 void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
+  if (paired_) throw std::invalid_argument("write: a paired matrix takes transposed values only");
   const int row_end = std::min(rows_, last_panel * kPanel);
   for (int row = first_panel * kPanel; row < row_end; row++) {
     const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
@@ -135,7 +160,11 @@ void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
 }
 
 void PackedMatrix::write_transposed(const float* source, int first_panel, int last_panel) {
-  if (dtype_ != DType::F32) throw std::invalid_argument("write_transposed: the matrix is not f32");
+  if (paired_) {
+    write_paired_transposed(source, first_panel, last_panel);
+    return;
+  }
+  if (dtype_ != DType::F32) throw std::invalid_argument("write_transposed: the matrix is neither f32 nor paired");
   float* packed = reinterpret_cast<float*>(data_.get());
   for (int p = first_panel; p < last_panel; p++) {
     const int first = p * kPanel;
@@ -150,6 +179,24 @@ void PackedMatrix::write_transposed(const float* source, int first_panel, int la
         std::memcpy(target, from, count * sizeof(float));
         std::memset(target + count, 0, (kPanel - count) * sizeof(float));
       }
+    }
+  }
+}
+
+void PackedMatrix::write_paired_transposed(const float* source, int first_panel, int last_panel) {
+  // Paired matrices exist only where the CPU has the bf16 products (the addon checks).
+  const Interleave interleave = bf16_kernels()->interleave;
+  uint16_t* packed = reinterpret_cast<uint16_t*>(data_.get());
+  const int pairs = stored_cols() / 2;
+  for (int p = first_panel; p < last_panel; p++) {
+    const int first = p * kPanel;
+    const int count = std::min(kPanel, rows_ - first);
+    uint16_t* panel = packed + static_cast<size_t>(p) * kPanel * stored_cols();
+    for (int j = 0; j < pairs; j++) {
+      const float* even = source + static_cast<size_t>(2 * j) * rows_ + first;
+      uint32_t* target = reinterpret_cast<uint32_t*>(panel + static_cast<size_t>(j) * 2 * kPanel);
+      interleave(even, 2 * j + 1 < cols_ ? even + rows_ : nullptr, count, target);
+      std::fill(target + count, target + kPanel, 0u);
     }
   }
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { describeNative } from "../../testing/native.js";
-import { NativeKernelsUnavailable } from "./native-loader.js";
+import { loadNativeKernels, NativeKernelsUnavailable } from "./native-loader.js";
 import { selectKernels } from "./select.js";
-import { parseKernelsChoice, threadsFromEnv } from "./settings.js";
+import { backwardPrecisionFromEnv, parseKernelsChoice, threadsFromEnv } from "./settings.js";
 
 const notBuilt = () => {
   throw new NativeKernelsUnavailable("the native kernel addon is not built");
@@ -37,6 +37,16 @@ describe("selectKernels", () => {
     expect(() => threadsFromEnv({ FLYWHEEL_THREADS: "0" })).toThrow(/FLYWHEEL_THREADS must be a positive integer, got "0"/);
     expect(() => threadsFromEnv({ FLYWHEEL_THREADS: "two" })).toThrow(/FLYWHEEL_THREADS/);
   });
+
+  it("takes the backward's precision from FLYWHEEL_BACKWARD_PRECISION (f32 unless bf16 is asked for)", () => {
+    expect(backwardPrecisionFromEnv({})).toBe("f32");
+    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "" })).toBe("f32");
+    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "f32" })).toBe("f32");
+    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "bf16" })).toBe("bf16");
+    expect(() => backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "fp16" })).toThrow(/FLYWHEEL_BACKWARD_PRECISION must be "f32" or "bf16" \(or unset\), got "fp16"/);
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts", FLYWHEEL_BACKWARD_PRECISION: "bf16" } }).backwardPrecision).toBe("bf16");
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts" } }).backwardPrecision).toBe("f32");
+  });
 });
 
 describeNative("selectKernels with the native addon built", () => {
@@ -48,5 +58,23 @@ describeNative("selectKernels with the native addon built", () => {
     expect(selectKernels({ env: { FLYWHEEL_KERNELS: "native" }, warn })).toBe(chosen); // one shared instance per thread
     expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts" }, warn }).name).toBe("ts");
     expect(warnings).toEqual([]);
+  });
+});
+
+describeNative("the native kernels under FLYWHEEL_BACKWARD_PRECISION=bf16", (addon) => {
+  const env = { FLYWHEEL_BACKWARD_PRECISION: "bf16" };
+
+  it.runIf(addon.bf16Products)("run the backward's products in bf16 where the CPU has AVX-512 BF16", () => {
+    expect(loadNativeKernels({ threads: 1, env, warn: () => expect.unreachable() }).backwardPrecision).toBe("bf16");
+  });
+
+  it("stay f32, saying why once, where the kernels cannot run them", () => {
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const simd = addon.bf16Products ? "avx2" : undefined;
+    expect(loadNativeKernels({ threads: 1, simd, env, warn }).backwardPrecision).toBe("f32");
+    expect(loadNativeKernels({ threads: 1, simd, env, warn }).backwardPrecision).toBe("f32");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(addon.bf16Products ? /FLYWHEEL_BACKWARD_PRECISION=bf16 is ignored because the kernels run at the avx2 level/ : /this CPU has no AVX-512 BF16/);
   });
 });

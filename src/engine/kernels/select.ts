@@ -1,6 +1,6 @@
 import { loadNativeKernels, NativeKernelsUnavailable } from "./native-loader.js";
 import { TsKernels } from "./ts/index.js";
-import { type KernelsChoice, kernelsChoiceFromEnv } from "./settings.js";
+import { backwardPrecisionFromEnv, type KernelsChoice, kernelsChoiceFromEnv } from "./settings.js";
 import type { Kernels } from "./types.js";
 
 export interface SelectKernelsOptions {
@@ -23,7 +23,8 @@ let fallbackReported = false;
  */
 export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
   const choice = options.choice ?? kernelsChoiceFromEnv(options.env);
-  if (choice === "ts") return new TsKernels();
+  const reference = () => new TsKernels({ backwardPrecision: backwardPrecisionFromEnv(options.env) });
+  if (choice === "ts") return reference();
   try {
     return (options.loadNative ?? loadNativeKernels)();
   } catch (error) {
@@ -33,6 +34,6 @@ export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
       fallbackReported = true;
       (options.warn ?? console.warn)(`flywheel: using the TypeScript reference kernels (slower) because ${reason}; set FLYWHEEL_KERNELS=ts to choose them explicitly`);
     }
-    return new TsKernels();
+    return reference();
   }
 }

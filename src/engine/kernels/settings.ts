@@ -1,4 +1,5 @@
 import os from "node:os";
+import type { BackwardPrecision } from "./types.js";
 
 /**
  * The engine's settings that come from the environment (docs/configuration.md), read here and
@@ -20,6 +21,14 @@ export function parseKernelsChoice(value: string | undefined): KernelsChoice {
   if (value === undefined || value === "" || value === "auto") return "auto";
   if (value === "ts" || value === "native") return value;
   throw new Error(`FLYWHEEL_KERNELS must be "ts" or "native" (or unset), got ${JSON.stringify(value)}`);
+}
+
+/** FLYWHEEL_BACKWARD_PRECISION: what the backward's matrix products multiply in (unset: f32). */
+export function backwardPrecisionFromEnv(env: Env = process.env): BackwardPrecision {
+  const value = env.FLYWHEEL_BACKWARD_PRECISION;
+  if (value === undefined || value === "" || value === "f32") return "f32";
+  if (value === "bf16") return value;
+  throw new Error(`FLYWHEEL_BACKWARD_PRECISION must be "f32" or "bf16" (or unset), got ${JSON.stringify(value)}`);
 }
 
 /** FLYWHEEL_THREADS (a positive integer) or the number of CPUs this process may use. */

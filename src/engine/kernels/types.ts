@@ -16,6 +16,13 @@ export interface Kernels {
   /** "ts" or "native": which backend this is (shown in logs and benchmarks). */
   readonly name: string;
 
+  /**
+   * What `linearBackward` and `linearWeightBackward` multiply in (FLYWHEEL_BACKWARD_PRECISION):
+   * "f32", or "bf16" (each operand rounded to bf16, nearest even, the sums kept in f32 or wider).
+   * Every other kernel, the forward included, computes as it does under "f32".
+   */
+  readonly backwardPrecision: BackwardPrecision;
+
   // Weights ----------------------------------------------------------------------------------
 
   /** Takes a [rows × cols] weight (rows = output features, like `nn.Linear.weight`) as stored in the checkpoint. */
@@ -167,6 +174,8 @@ export interface AttentionShape {
   kvHeads: number;
   headDim: number;
 }
+
+export type BackwardPrecision = "f32" | "bf16";
 
 export interface LinearBackwardArgs {
   /** [rows × w.cols] */

@@ -12,9 +12,13 @@ export interface KernelAddon {
     new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array): AddonMatrix;
     /** Wᵀ of another matrix, in f32 (every value widened exactly) or in the matrix's own dtype. */
     new (transposeOf: AddonMatrix, dtype: FloatDType): AddonMatrix;
+    /** Wᵀ of another matrix in bf16, paired for the backward's bf16 products (needs `bf16Products`). */
+    new (transposeOf: AddonMatrix, dtype: "BF16", layout: "paired"): AddonMatrix;
   };
   /** The best SIMD level this CPU supports: "avx512", "avx2" or "scalar". */
   bestSimd: string;
+  /** Whether this CPU has AVX-512 BF16, which the backward's bf16 products need (at the avx512 level). */
+  bf16Products: boolean;
 }
 
 /** "auto" picks the best level the CPU supports; the others force one (tests, comparisons). */
@@ -26,6 +30,8 @@ export interface AddonMatrix {
   readonly rows: number;
   readonly cols: number;
   readonly dtype: "f32" | "f16" | "bf16";
+  /** Laid out for the bf16 products (packed_matrix.h): only the input gradient's matmul takes it. */
+  readonly paired: boolean;
   readonly byteLength: number;
   /** Every value widened to f32, row-major. */
   read(out: Float32Array): void;
@@ -34,11 +40,13 @@ export interface AddonMatrix {
 export interface AddonContext {
   readonly threads: number;
   readonly simd: string;
+  /** Whether this context runs the bf16 products (the CPU has them and the level is avx512). */
+  readonly bf16Products: boolean;
   /** out (+)= x·Wᵀ (+ bias); with `accumulate` each output's chain starts from its value in out. */
   matmul(out: Float32Array, x: Float32Array, rows: number, w: AddonMatrix, bias: Float32Array | undefined, accumulate?: boolean): void;
   /**
    * Replaces every value of `w` with `values` (f32, row-major), rounded to its dtype; with
-   * `transposed`, an f32 `w` becomes valuesᵀ (values row-major, cols × rows). On the pool.
+   * `transposed`, an f32 or paired `w` becomes valuesᵀ (values row-major, cols × rows). On the pool.
    */
   writeMatrix(w: AddonMatrix, values: Float32Array, transposed: boolean): void;
   embed(out: Float32Array, table: AddonMatrix, ids: Int32Array): void;
@@ -48,7 +56,8 @@ export interface AddonContext {
   siluMul(out: Float32Array, gate: Float32Array, up: Float32Array, length: number): void;
   addInPlace(x: Float32Array, y: Float32Array, length: number): void;
   gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, transposeA: boolean, transposeB: boolean, alpha: number, accumulate: boolean): void;
-  linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number): void;
+  /** With `bf16`, dW's products take bf16-rounded dy and x (needs `bf16Products`); the bias's sums stay f32. */
+  linearWeightBackward(dWeight: Float32Array, dBias: Float32Array | undefined, dy: Float32Array, x: Float32Array, rows: number, outDim: number, inDim: number, bf16?: boolean): void;
   rmsNormBackward(dx: Float32Array, dy: Float32Array, x: Float32Array, weight: Float32Array, rows: number, eps: number, accumulate: boolean, dWeight: Float32Array | undefined): void;
   ropeBackward(dx: Float32Array, rows: number, heads: number, headDim: number, positions: Int32Array, cos: Float32Array, sin: Float32Array): void;
   siluMulBackward(dGate: Float32Array, dUp: Float32Array, dOut: Float32Array, gate: Float32Array, up: Float32Array, length: number): void;

@@ -6,6 +6,7 @@ import type {
   AdamWStepArgs,
   AttentionArgs,
   AttentionBackwardArgs,
+  BackwardPrecision,
   GemmOptions,
   Kernels,
   LinearBackwardArgs,
@@ -25,6 +26,8 @@ export interface NativeKernelsOptions {
   simd?: SimdChoice;
   /** Columns per block of the matmul's sums (default 1024); the bits do not depend on it, which tests check. */
   matmulDepth?: number;
+  /** Default "f32"; "bf16" needs a context with `bf16Products` (AVX-512 BF16), else the constructor throws. */
+  backwardPrecision?: BackwardPrecision;
 }
 
 /** A weight packed by the native addon: kept in its stored precision, laid out for the matmul. */
@@ -53,6 +56,7 @@ export class NativeMatrix implements WeightMatrix {
  */
 export class NativeKernels implements Kernels {
   readonly name = "native";
+  readonly backwardPrecision: BackwardPrecision;
   private readonly context: AddonContext;
   /** Wᵀ of each weight the backward has seen, packed for the forward matmul. */
   private readonly transposed = new WeakMap<WeightMatrix, WeightMatrix>();
@@ -66,6 +70,10 @@ export class NativeKernels implements Kernels {
     options: NativeKernelsOptions,
   ) {
     this.context = new addon.Context(options.threads, options.simd ?? "auto", options.matmulDepth);
+    this.backwardPrecision = options.backwardPrecision ?? "f32";
+    if (this.backwardPrecision === "bf16" && !this.context.bf16Products) {
+      throw new RangeError(`bf16 backward products need AVX-512 BF16 at the avx512 level (this context: ${this.context.simd}, CPU support: ${addon.bf16Products})`);
+    }
   }
 
   /** Threads of the pool, the calling thread included. */
@@ -109,7 +117,7 @@ export class NativeKernels implements Kernels {
   }
 
   linearWeightBackward({ dWeight, dBias, dy, x, rows, outDim, inDim }: LinearWeightBackwardArgs): void {
-    this.context.linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim);
+    this.context.linearWeightBackward(dWeight, dBias, dy, x, rows, outDim, inDim, this.backwardPrecision === "bf16");
   }
 
   gemm(c: Float32Array, a: Float32Array, b: Float32Array, m: number, n: number, k: number, options: GemmOptions = {}): void {
@@ -196,15 +204,18 @@ export class NativeKernels implements Kernels {
    * Wᵀ, made on first use from W's packed values. A frozen W's is in W's own dtype: the same
    * values, so the same products, in half the memory for a 16-bit W (a Qwen2.5-0.5B LoRA job
    * holds 0.7 GB less). A W that training updates (`weightValues`) has an f32 Wᵀ, rewritten in
-   * place from those f32 values after they change.
+   * place from those f32 values after they change. Under bf16 backward products every Wᵀ is a
+   * paired bf16 matrix, rewritten the same way.
    */
   private transposedOf(w: WeightMatrix): WeightMatrix {
     let target = this.transposed.get(w);
     if (target && !this.staleTransposes.has(w)) return target;
     this.staleTransposes.delete(w);
     const values = this.values.get(w);
-    if (!target || (values && target.dtype !== "f32")) {
-      target = new NativeMatrix(this, new this.addon.Matrix(this.handle(w), values ? "F32" : toFloatDType(w.dtype)));
+    const paired = this.backwardPrecision === "bf16";
+    if (!target || (values && !paired && target.dtype !== "f32")) {
+      const handle = this.handle(w);
+      target = new NativeMatrix(this, paired ? new this.addon.Matrix(handle, "BF16", "paired") : new this.addon.Matrix(handle, values ? "F32" : toFloatDType(w.dtype)));
     }
     if (values) this.context.writeMatrix(this.handle(target), values, true);
     this.transposed.set(w, target);

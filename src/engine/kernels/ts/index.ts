@@ -1,5 +1,6 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
 import type {
+  BackwardPrecision,
   AdamWStepArgs,
   AttentionArgs,
   AttentionBackwardArgs,
@@ -19,7 +20,8 @@ import { attention, attentionBackward, attentionBackwardScratchSize } from "./at
 import { embed, embedBackward } from "./embedding.js";
 import { gemm } from "./gemm.js";
 import { scale, sumOfSquares } from "./grad-norm.js";
-import { linearBackward, linearWeightBackward, matmul } from "./linear.js";
+import { addBiasGradient, linearBackward, linearWeightBackward, matmul } from "./linear.js";
+import { roundedToBf16 } from "./bf16.js";
 import { asF32Matrix, F32Matrix } from "./matrix.js";
 import { addInPlace } from "./residual.js";
 import { rmsNorm, rmsNormBackward } from "./rms-norm.js";
@@ -30,9 +32,14 @@ import { tokenLogprobs, tokenLogprobsBackward } from "./token-logprobs.js";
 /** The plain TypeScript reference kernels: single-threaded, f32 storage, f64 accumulation. */
 export class TsKernels implements Kernels {
   readonly name = "ts";
+  readonly backwardPrecision: BackwardPrecision;
   private scratch = new Float64Array(1024);
   /** Transposed copies of dy and x for `linearWeightBackward`. */
   private transposed = new Float32Array(0);
+
+  constructor(options: { backwardPrecision?: BackwardPrecision } = {}) {
+    this.backwardPrecision = options.backwardPrecision ?? "f32";
+  }
 
   createMatrix(rows: number, cols: number, dtype: FloatDType, data: Uint8Array): WeightMatrix {
     return F32Matrix.fromStored(rows, cols, dtype, data);
@@ -51,12 +58,22 @@ export class TsKernels implements Kernels {
   }
 
   linearBackward(args: LinearBackwardArgs): void {
-    const matrix = asF32Matrix(args.w);
+    let matrix = asF32Matrix(args.w);
+    if (this.backwardPrecision === "bf16") {
+      // Fresh copies each call: a trained weight's values change between steps.
+      matrix = new F32Matrix(matrix.rows, matrix.cols, roundedToBf16(matrix.data));
+      args = { ...args, dy: roundedToBf16(args.dy.subarray(0, args.rows * matrix.rows)) };
+    }
     linearBackward(args, matrix, this.ensureScratch(4 * matrix.cols));
   }
 
   linearWeightBackward(args: LinearWeightBackwardArgs): void {
     const { rows, outDim, inDim } = args;
+    if (this.backwardPrecision === "bf16") {
+      // The bias's gradient is a sum of dy, not a product: it keeps dy's f32 values.
+      if (args.dBias) addBiasGradient(args.dBias, args.dy, rows, outDim);
+      args = { ...args, dBias: undefined, dy: roundedToBf16(args.dy.subarray(0, rows * outDim)), x: roundedToBf16(args.x.subarray(0, rows * inDim)) };
+    }
     const size = rows * (outDim + inDim);
     if (this.transposed.length < size) this.transposed = new Float32Array(Math.max(size, 2 * this.transposed.length));
     linearWeightBackward(args, this.transposed.subarray(0, rows * outDim), this.transposed.subarray(rows * outDim, size));

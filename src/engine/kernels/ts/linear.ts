@@ -261,12 +261,15 @@ export function linearWeightBackward(args: LinearWeightBackwardArgs, dyT: Float3
       dWeight[o * inDim + i] += sum;
     }
   }
-  if (!dBias) return;
-  for (let k = 0; k < outDim; k++) {
-    const g = k * rows;
+  if (dBias) addBiasGradient(dBias, dy, rows, outDim);
+}
+
+/** dBias[o] += Σ_r dy[r, o], each sum in f64 in row order. */
+export function addBiasGradient(dBias: Float32Array, dy: Float32Array, rows: number, outDim: number): void {
+  for (let o = 0; o < outDim; o++) {
     let sum = 0;
-    for (let r = 0; r < rows; r++) sum += dyT[g + r]!;
-    dBias[k] += sum;
+    for (let r = 0; r < rows; r++) sum += dy[r * outDim + o]!;
+    dBias[o] += sum;
   }
 }
 
