@@ -12,6 +12,11 @@
  *   --flywheel-timeout S   stop a Flywheel run after S seconds and report from the steps it finished (default 900)
  *   --sides LIST           pytorch, flywheel (default both; one alone, e.g. to add a thread count to an earlier run)
  *   --rounds N             runs of each side, taken in turn (default 3, 1 for the large case and --quick)
+ *   --bf16                 also time each side's bf16 mode, in the same rounds right after its f32 runs: PyTorch
+ *                          with the forward under torch.autocast("cpu", bfloat16) (train_peft.py --autocast bf16;
+ *                          f32 loss), and Flywheel's step with FLYWHEEL_BACKWARD_PRECISION=bf16 (bf16 operands in
+ *                          the backward's products, f32 accumulation; scoring has no backward, so steps only);
+ *                          adds their tokens/s, ratios and first and last losses as extra columns
  *
  * Each side loads the model on its own kernels (Flywheel: the backend training selects, printed
  * with the results), runs warm-up steps, then timed ones. The sides take turns, a process per run
@@ -19,9 +24,10 @@
  * the next, and turns give both sides the same drift. Tokens/s is the rows' tokens over the
  * median step time of all of a side's timed steps, and tokens per CPU-second the same over the median CPU time of a step (what a
  * step costs when the machine is shared; threads that spin while waiting count too). Both print the loss of every step, so the first losses show that they
- * computed the same thing. The Python environment (scripts/python/env.mjs) and the checkpoints are
- * made on first use under bench/.cache (git-ignored). Not a test: numbers depend on the machine and
- * its load.
+ * computed the same thing (with --bf16 the last losses too, so the bf16 runs show they train the
+ * same way). The f32 Flywheel runs leave FLYWHEEL_BACKWARD_PRECISION unset, whatever the shell
+ * exports. The Python environment (scripts/python/env.mjs) and the checkpoints are made on first
+ * use under bench/.cache (git-ignored). Not a test: numbers depend on the machine and its load.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -43,6 +49,7 @@ const { values } = parseArgs({
     "flywheel-timeout": { type: "string", default: "900" },
     sides: { type: "string", default: "pytorch,flywheel" },
     rounds: { type: "string" },
+    bf16: { type: "boolean", default: false },
   },
 });
 const quick = values.quick;
@@ -59,6 +66,8 @@ for (const side of sides) if (side !== "pytorch" && side !== "flywheel") throw n
 if (values.rounds !== undefined && !/^[1-9]\d*$/.test(values.rounds)) throw new Error(`--rounds takes a positive integer, got ${values.rounds}`);
 const roundsOf = (benchCase: BenchCase) => (values.rounds ? Number(values.rounds) : quick || benchCase.large ? 1 : 3);
 const notRun: SideResult = { backend: "", steps: [], stopped: "not run" };
+/** The bf16-backward Flywheel run on a scoring row: not run by design, so shown as "—", not "not run". */
+const noBackward: SideResult = { backend: "", steps: [] };
 const log = (line: string) => console.error(`[bench:train] ${line}`);
 
 interface StepRecord {
@@ -167,13 +176,31 @@ function stepSeconds(side: SideResult, measure: string): { seconds: number; cpuS
   return undefined;
 }
 
-interface Row {
-  benchCase: BenchCase;
-  measure: string;
-  threads: number;
-  tokens: number;
-  pytorch: SideResult;
-  flywheel: SideResult;
+/** A kind of run: a side, f32 or (--bf16) its bf16 mode; each round runs them in this order, a process each. */
+const VARIANTS = [
+  { key: "pytorch", side: "pytorch", label: "PyTorch", bf16: false },
+  { key: "flywheel", side: "flywheel", label: "Flywheel", bf16: false },
+  { key: "pytorchAutocast", side: "pytorch", label: "PyTorch bf16 autocast", bf16: true },
+  { key: "flywheelBf16", side: "flywheel", label: "Flywheel bf16 backward", bf16: true },
+] as const;
+type Variant = (typeof VARIANTS)[number];
+const shownVariants = VARIANTS.filter((variant) => values.bf16 || !variant.bf16);
+const variants = shownVariants.filter((variant) => sides.has(variant.side));
+
+type Row = { benchCase: BenchCase; measure: string; threads: number; tokens: number } & Record<Variant["key"], SideResult>;
+
+/** One run of a variant as a child process, so the thread count and backward precision apply when it loads the model. */
+function runVariant(variant: Variant, dir: string, rowsFile: string, threads: number): Promise<SideResult> {
+  if (variant.side === "pytorch") {
+    const autocast = variant.bf16 ? ["--autocast", "bf16"] : [];
+    return runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads), ...autocast], process.env, 3600);
+  }
+  const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
+  // Scoring has no backward for the precision to change, so the bf16 runs time steps only.
+  if (variant.bf16) flywheelArgs.push("--measures", "step");
+  // Undefined leaves the variable out of the child's environment: the f32 runs take the default.
+  const env = { ...process.env, FLYWHEEL_THREADS: String(threads), FLYWHEEL_BACKWARD_PRECISION: variant.bf16 ? "bf16" : undefined };
+  return runSide(process.execPath, flywheelArgs, env, flywheelTimeout);
 }
 
 const python = projectPython();
@@ -186,60 +213,89 @@ for (const benchCase of cases) {
   const tokens = spec.rows.length * spec.rows[0]!.length;
   const rounds = roundsOf(benchCase);
   for (const threads of threadCounts) {
-    let [pytorch, flywheel] = [notRun, notRun];
+    const ran = { pytorch: notRun, flywheel: notRun, pytorchAutocast: notRun, flywheelBf16: notRun };
     for (let round = 1; round <= rounds; round++) {
       const of = rounds > 1 ? `, round ${round} of ${rounds}` : "";
-      if (sides.has("pytorch")) {
-        log(`${benchCase.name}, ${threads} thread(s): PyTorch${of}`);
-        pytorch = merged(pytorch, await runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads)], process.env, 3600));
-      }
-      if (sides.has("flywheel")) {
-        log(`${benchCase.name}, ${threads} thread(s): Flywheel${of}`);
-        const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
-        flywheel = merged(flywheel, await runSide(process.execPath, flywheelArgs, { ...process.env, FLYWHEEL_THREADS: String(threads) }, flywheelTimeout));
+      for (const variant of variants) {
+        log(`${benchCase.name}, ${threads} thread(s): ${variant.label}${of}`);
+        ran[variant.key] = merged(ran[variant.key], await runVariant(variant, dir, rowsFile, threads));
       }
     }
-    for (const measure of spec.measures) results.push({ benchCase, measure, threads, tokens, pytorch, flywheel });
+    for (const measure of spec.measures) results.push({ benchCase, measure, threads, tokens, ...ran });
     printRows(results.slice(-spec.measures.length));
   }
 }
 
 console.log(`\n## Training: Flywheel beside transformers + PEFT (${quick ? "quick" : "full"} run)\n`);
 for (const benchCase of cases) console.log(`- ${benchCase.name}: ${benchCase.what}; make-tiny ${benchCase.makeTinyFlags}`);
-const backends = new Set(results.flatMap((row) => [row.pytorch.backend, row.flywheel.backend]).filter(Boolean));
+if (values.bf16) console.log('- bf16: PyTorch autocast: the forward under torch.autocast("cpu", bfloat16), the loss in f32; Flywheel bf16: FLYWHEEL_BACKWARD_PRECISION=bf16, steps only');
+const backends = new Set(results.flatMap((row) => shownVariants.map((variant) => row[variant.key].backend)).filter(Boolean));
 console.log(`- sides: ${[...backends].join("; ")}`);
 console.log(`- machine: ${describeMachine()}\n`);
-console.log("| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | Tokens per CPU-second (PyTorch / Flywheel) | First loss (PyTorch / Flywheel) |");
-console.log("|---|---|---:|---:|---:|---:|---:|---|---|");
+const bf16Columns = [
+  "PyTorch autocast tokens/s",
+  "Flywheel bf16 tokens/s",
+  "Flywheel bf16 / PyTorch",
+  "Flywheel bf16 / PyTorch autocast",
+  "Flywheel / PyTorch autocast",
+  "First loss (PyTorch autocast / Flywheel bf16)",
+  "Last loss (PyTorch / PyTorch autocast / Flywheel / Flywheel bf16)",
+];
+const [bf16Header, bf16Align] = values.bf16 ? [` ${bf16Columns.join(" | ")} |`, `${"---:|".repeat(5)}---|---|`] : ["", ""];
+console.log(`| Case | Measure | Threads | Tokens/step | PyTorch tokens/s | Flywheel tokens/s | Flywheel / PyTorch | Tokens per CPU-second (PyTorch / Flywheel) | First loss (PyTorch / Flywheel) |${bf16Header}`);
+console.log(`|---|---|---:|---:|---:|---:|---:|---|---|${bf16Align}`);
 printRows(results, true);
-const failed = results.filter((row) => row.pytorch !== notRun && row.pytorch.stopped && !stepSeconds(row.pytorch, row.measure));
+const failed = results.filter((row) => [row.pytorch, row.pytorchAutocast].some((side) => side !== notRun && side.stopped && !stepSeconds(side, row.measure)));
 process.exitCode = failed.length > 0 ? 1 : 0;
 
 function printRows(rows: Row[], table = false): void {
-  for (const { benchCase, measure, threads, tokens, pytorch, flywheel } of rows) {
-    const py = stepSeconds(pytorch, measure);
-    const fw = stepSeconds(flywheel, measure);
-    const rate = (time: ReturnType<typeof stepSeconds>, side: SideResult) => {
-      if (side === notRun) return "not run";
-      if (!time) return side.stopped ? `< ${(tokens / flywheelTimeout).toFixed(1)} (${side.stopped})` : "—";
+  for (const row of rows) {
+    const { benchCase, measure, threads, tokens } = row;
+    const ran = { ...row, flywheelBf16: measure === "step" ? row.flywheelBf16 : noBackward };
+    const py = stepSeconds(ran.pytorch, measure);
+    const fw = stepSeconds(ran.flywheel, measure);
+    const rate = (run: SideResult) => {
+      if (run === notRun) return "not run";
+      const time = stepSeconds(run, measure);
+      if (!time) return run.stopped ? `< ${(tokens / flywheelTimeout).toFixed(1)} (${run.stopped})` : "—";
       return `${rounded(tokens / time.seconds)}${time.note ? ` (${time.note})` : ""}`;
     };
-    const ratio = py && fw ? (py.seconds / fw.seconds).toFixed(2) : py && flywheel.stopped && flywheel !== notRun ? `< ${(py.seconds / flywheelTimeout).toFixed(3)}` : "—";
+    /** The Flywheel run's tokens/s over the PyTorch run's; a bound when the Flywheel run stopped before a step. */
+    const ratio = (pytorch: SideResult, flywheel: SideResult) => {
+      const [pyTime, fwTime] = [stepSeconds(pytorch, measure), stepSeconds(flywheel, measure)];
+      if (pyTime && fwTime) return (pyTime.seconds / fwTime.seconds).toFixed(2);
+      return pyTime && flywheel.stopped && flywheel !== notRun ? `< ${(pyTime.seconds / flywheelTimeout).toFixed(3)}` : "—";
+    };
     const perCpu = (time: ReturnType<typeof stepSeconds>) => (time ? rounded(tokens / time.cpuSeconds) : "—");
-    const firstLoss = (side: SideResult) => side.steps.find((step) => step.measure === measure)?.loss.toFixed(4) ?? "—";
+    const losses = (run: SideResult) => run.steps.filter((step) => step.measure === measure);
+    const shown = (step: StepRecord | undefined) => step?.loss.toFixed(4) ?? "—";
+    const firstLoss = (run: SideResult) => shown(losses(run)[0]);
+    // The highest index, not the last line: rounds repeat the steps, and one may have stopped early.
+    const lastLoss = (run: SideResult) => shown(losses(run).reduce<StepRecord | undefined>((last, step) => (last && last.index >= step.index ? last : step), undefined));
+    const bf16Cells = [
+      rate(ran.pytorchAutocast),
+      rate(ran.flywheelBf16),
+      ratio(ran.pytorch, ran.flywheelBf16),
+      ratio(ran.pytorchAutocast, ran.flywheelBf16),
+      ratio(ran.pytorchAutocast, ran.flywheel),
+      `${firstLoss(ran.pytorchAutocast)} / ${firstLoss(ran.flywheelBf16)}`,
+      [ran.pytorch, ran.pytorchAutocast, ran.flywheel, ran.flywheelBf16].map(lastLoss).join(" / "),
+    ];
     const cells = [
       benchCase.name,
       measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring",
       threads,
       tokens,
-      rate(py, pytorch),
-      rate(fw, flywheel),
-      ratio,
+      rate(ran.pytorch),
+      rate(ran.flywheel),
+      ratio(ran.pytorch, ran.flywheel),
       `${perCpu(py)} / ${perCpu(fw)}`,
-      `${firstLoss(pytorch)} / ${firstLoss(flywheel)}`,
+      `${firstLoss(ran.pytorch)} / ${firstLoss(ran.flywheel)}`,
+      ...(values.bf16 ? bf16Cells : []),
     ];
+    const stops = shownVariants.map(({ key, label }) => (ran[key].stopped ? `  [${label} ${ran[key].stopped}]` : ""));
     if (table) console.log(`| ${cells.join(" | ")} |`);
-    else log(`${cells.join("  ")}${pytorch.stopped ? `  [PyTorch ${pytorch.stopped}]` : ""}${flywheel.stopped ? `  [Flywheel ${flywheel.stopped}]` : ""}`);
+    else log(`${cells.join("  ")}${stops.join("")}`);
   }
 }
 

@@ -2,7 +2,7 @@
 """The PyTorch side of `npm run bench:train` (bench/train-vs-pytorch.ts): Hugging Face transformers
 + PEFT on the CPU, on the checkpoint directory and the token rows the benchmark wrote.
 
-    python bench/train_peft.py --model DIR --rows ROWS.json --threads N
+    python bench/train_peft.py --model DIR --rows ROWS.json --threads N [--autocast bf16]
 
 ROWS.json: {"rows": [[token ids]...] (equal lengths), "promptLength": P, "mode": "lora"|"full",
 "measures": ["step", "score"], "warmup": W, "steps": S, "learningRate": LR, "lora": {"rank", "alpha",
@@ -13,6 +13,11 @@ ROWS.json: {"rows": [[token ids]...] (equal lengths), "promptLength": P, "mode":
   every weight;
 - score: forward only, the logprob and entropy of every next token (as Flywheel's
   sequenceLogprobs computes), with the adapter in "lora" mode.
+--autocast bf16 (default: f32 throughout) runs the model's forward under torch.autocast("cpu",
+dtype=torch.bfloat16), so its matrix products, and their backward, take bf16 operands; the weights,
+gradients and AdamW stay f32, and the logits are cast to f32 before the loss, log_softmax and
+entropy, so those are f32 too. Its losses are a bf16 forward's, so they read a little off the f32
+loss of the same weights.
 Each measure runs W warm-up steps, then S timed ones. Prints one JSON line per step (wall and CPU
 seconds, loss), then a summary line {"done": true, ...}.
 """
@@ -44,6 +49,7 @@ def main():
     parser.add_argument("--model", required=True)
     parser.add_argument("--rows", required=True)
     parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--autocast", choices=["bf16"], help="the forward under bf16 autocast (default: f32 throughout)")
     args = parser.parse_args()
     with open(args.rows) as handle:
         spec = json.load(handle)
@@ -56,10 +62,15 @@ def main():
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=spec["learningRate"], betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0)
 
+    def logits():
+        # Autocast covers the model only: the loss and logprobs read f32 logits (.float() of f32 is the tensor itself).
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+            output = model(input_ids=ids).logits
+        return output.float()
+
     def step():
         model.train()
-        logits = model(input_ids=ids).logits
-        predicting = logits[:, prompt - 1:-1, :]
+        predicting = logits()[:, prompt - 1:-1, :]
         loss = torch.nn.functional.cross_entropy(predicting.reshape(-1, predicting.shape[-1]), targets.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
@@ -70,7 +81,7 @@ def main():
     @torch.inference_mode()
     def score():
         model.eval()
-        logprobs = torch.log_softmax(model(input_ids=ids).logits[:, :-1, :], dim=-1)
+        logprobs = torch.log_softmax(logits()[:, :-1, :], dim=-1)
         chosen = logprobs.gather(-1, ids[:, 1:, None])[..., 0]
         # Flywheel's scoring computes each position's entropy too; eager mode runs this as written.
         entropy = -(logprobs.exp() * logprobs).sum(-1)
@@ -84,7 +95,7 @@ def main():
             loss = runs[measure]()
             seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
             emit({"measure": measure, "index": index, "warmup": index < spec["warmup"], "seconds": seconds, "cpuSeconds": cpu_seconds, "loss": loss})
-    emit({"done": True, "backend": f"torch {torch.__version__} ({torch.get_num_threads()} threads), transformers {transformers.__version__}, peft {peft.__version__}"})
+    emit({"done": True, "backend": f"torch {torch.__version__} ({torch.get_num_threads()} threads), transformers {transformers.__version__}, peft {peft.__version__}{', bf16 autocast' if args.autocast else ''}"})
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 /**
  * The Flywheel side of `npm run bench:train` (bench/train-vs-pytorch.ts), in a process of its own so
- * FLYWHEEL_THREADS applies: loads the checkpoint on the kernels the server selects (`selectKernels`:
- * native when built, FLYWHEEL_KERNELS overrides),
+ * FLYWHEEL_THREADS (and, for the bench's --bf16 runs, FLYWHEEL_BACKWARD_PRECISION) applies at load:
+ * loads the checkpoint on the kernels the server selects (`selectKernels`: native when built,
+ * FLYWHEEL_KERNELS overrides),
  * then runs the spec's measures (cases.ts `RowsSpec`) exactly as bench/train_peft.py does on the
- * PyTorch side, printing one JSON line per step and a summary line.
+ * PyTorch side, printing one JSON line per step and a summary line. --measures keeps only the
+ * spec's measures it names (the bf16-backward runs time steps only: scoring has no backward).
  *
- *   npx tsx bench/train-vs-pytorch/flywheel-side.ts --model DIR --rows ROWS.json
+ *   npx tsx bench/train-vs-pytorch/flywheel-side.ts --model DIR --rows ROWS.json [--measures step,score]
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
@@ -17,9 +19,11 @@ import { packSftBatch } from "../../src/engine/train/sft-packing.js";
 import { SFT_PACKED_TOKENS, Trainer } from "../../src/engine/train/trainer.js";
 import type { RowsSpec } from "./cases.js";
 
-const { values } = parseArgs({ options: { model: { type: "string" }, rows: { type: "string" } } });
-if (!values.model || !values.rows) throw new Error("usage: flywheel-side.ts --model DIR --rows ROWS.json");
+const { values } = parseArgs({ options: { model: { type: "string" }, rows: { type: "string" }, measures: { type: "string" } } });
+if (!values.model || !values.rows) throw new Error("usage: flywheel-side.ts --model DIR --rows ROWS.json [--measures LIST]");
 const spec = JSON.parse(fs.readFileSync(values.rows, "utf8")) as RowsSpec;
+const named = values.measures?.split(",");
+const measures = named ? spec.measures.filter((measure) => named.includes(measure)) : spec.measures;
 const emit = (record: Record<string, unknown>) => console.log(JSON.stringify(record));
 
 const kernels = selectKernels();
@@ -45,7 +49,7 @@ const runs = {
   },
 };
 
-for (const measure of spec.measures) {
+for (const measure of measures) {
   for (let index = 0; index < spec.warmup + spec.steps; index++) {
     const [started, cpuStarted] = [performance.now(), process.cpuUsage()];
     const loss = runs[measure]();
@@ -54,4 +58,6 @@ for (const measure of spec.measures) {
   }
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
-emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}` });
+// What the environment asked for, so the report tells the bf16-backward runs apart.
+const precision = process.env.FLYWHEEL_BACKWARD_PRECISION ? `, FLYWHEEL_BACKWARD_PRECISION=${process.env.FLYWHEEL_BACKWARD_PRECISION}` : "";
+emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}${precision}` });
