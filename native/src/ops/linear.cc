@@ -1,11 +1,43 @@
 // A linear layer y = x·Wᵀ (+ b): the forward on the packed weight, and the weight gradient for
-// full-parameter training. (The input gradient dY·W is the forward against Wᵀ, packed by the caller.)
+// full-parameter training. (The input gradient dY·W is the forward against Wᵀ, packed by the
+// caller, or against a paired Wᵀ under the bf16 backward; see matmul_bf16.h.)
 #include <algorithm>
 #include <stdexcept>
 
 #include "../context.h"
 
 namespace flywheel {
+
+namespace {
+
+// The weight gradients' split of dW [out_dim × in_dim] over the pool: a task is one block of
+// `width` inputs (a column strip of x, which stays in cache) and a run of output tiles that sweep
+// it; the `steps` (rows, or pairs of rows) go in chunks of `chunk`, so the strip fits the cache
+// whatever their count. Every element's chain runs over the steps in order in one task, so the
+// result does not depend on the thread count. block(o0, outputs, i0, inputs, s0, count).
+template <typename Block>
+void split_weight_gradient(ThreadPool& pool, bool serial, int steps, int chunk, int out_dim, int in_dim, int width, const Block& block) {
+  const int input_blocks = (in_dim + width - 1) / width;
+  const int output_tiles = (out_dim + kWeightGradientOutputs - 1) / kWeightGradientOutputs;
+  const int wanted = serial ? 1 : (pool.size() * 4 + input_blocks - 1) / input_blocks;
+  const int runs = std::max(1, std::min(output_tiles, wanted));
+  const int tiles_per_run = (output_tiles + runs - 1) / runs;
+  pool.parallel_for(input_blocks * runs, [&](int task, int) {
+    const int i0 = (task / runs) * width;
+    const int inputs = std::min(width, in_dim - i0);
+    const int first_tile = (task % runs) * tiles_per_run;
+    const int end_tile = std::min(output_tiles, first_tile + tiles_per_run);
+    for (int s0 = 0; s0 < steps; s0 += chunk) {
+      const int count = std::min(chunk, steps - s0);
+      for (int tile = first_tile; tile < end_tile; tile++) {
+        const int o0 = tile * kWeightGradientOutputs;
+        block(o0, std::min(kWeightGradientOutputs, out_dim - o0), i0, inputs, s0, count);
+      }
+    }
+  });
+}
+
+}  // namespace
 
 void KernelContext::matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate) {
   if (w.paired()) {
@@ -42,32 +74,13 @@ void KernelContext::linear_weight_backward(float* d_weight, float* d_bias, const
 
 void KernelContext::linear_weight_backward_f32(float* d_weight, const float* dy, const float* x, int rows, int out_dim, int in_dim) {
   // dW = dyᵀ·x as a sum of per-row outer products, read straight from dy and x (no transposes).
-  // A task is one block of inputs (a column strip of x, which stays in cache) and a run of output
-  // tiles that sweep it; rows go in chunks so the strip fits the cache whatever the row count.
   const WeightGradientKernel kernel = matmul_kernels_.weight_gradient;
-  const int width = matmul_kernels_.weight_gradient_inputs;
-  const int input_blocks = (in_dim + width - 1) / width;
-  const int output_tiles = (out_dim + kWeightGradientOutputs - 1) / kWeightGradientOutputs;
-  const double work = static_cast<double>(rows) * out_dim * in_dim;
-  const int wanted = work < kSerialWork ? 1 : (pool_.size() * 4 + input_blocks - 1) / input_blocks;
-  const int runs = std::max(1, std::min(output_tiles, wanted));
-  const int tiles_per_run = (output_tiles + runs - 1) / runs;
-  constexpr int kRowChunk = 256;
-  pool_.parallel_for(input_blocks * runs, [&](int task, int) {
-    const int i0 = (task / runs) * width;
-    const int inputs = std::min(width, in_dim - i0);
-    const int first_tile = (task % runs) * tiles_per_run;
-    const int end_tile = std::min(output_tiles, first_tile + tiles_per_run);
-    for (int r0 = 0; r0 < rows; r0 += kRowChunk) {
-      const int chunk = std::min(kRowChunk, rows - r0);
-      for (int tile = first_tile; tile < end_tile; tile++) {
-        const int o0 = tile * kWeightGradientOutputs;
-        const int outputs = std::min(kWeightGradientOutputs, out_dim - o0);
-        kernel(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy + static_cast<size_t>(r0) * out_dim + o0, out_dim,
-               x + static_cast<size_t>(r0) * in_dim + i0, in_dim, chunk, outputs, inputs);
-      }
-    }
-  });
+  const bool serial = static_cast<double>(rows) * out_dim * in_dim < kSerialWork;
+  split_weight_gradient(pool_, serial, rows, 256, out_dim, in_dim, matmul_kernels_.weight_gradient_inputs,
+                        [&](int o0, int outputs, int i0, int inputs, int r0, int count) {
+                          kernel(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy + static_cast<size_t>(r0) * out_dim + o0, out_dim,
+                                 x + static_cast<size_t>(r0) * in_dim + i0, in_dim, count, outputs, inputs);
+                        });
 }
 
 void KernelContext::add_bias_gradient(float* d_bias, const float* dy, int rows, int out_dim) {
@@ -103,28 +116,10 @@ void KernelContext::linear_weight_backward_bf16(float* d_weight, const float* dy
       kernels.pair_columns(dy, rows, out_dim, chunk * out_dim / chunks, (chunk + 1) * out_dim / chunks, dy_pairs, row_pairs);
     }
   });
-  const int width = 64;
-  const int input_blocks = (in_dim + width - 1) / width;
-  const int output_tiles = (out_dim + kWeightGradientOutputs - 1) / kWeightGradientOutputs;
-  const double work = static_cast<double>(rows) * out_dim * in_dim;
-  const int wanted = work < kSerialWork ? 1 : (pool_.size() * 4 + input_blocks - 1) / input_blocks;
-  const int runs = std::max(1, std::min(output_tiles, wanted));
-  const int tiles_per_run = (output_tiles + runs - 1) / runs;
-  constexpr int kPairChunk = 128;
-  pool_.parallel_for(input_blocks * runs, [&](int task, int) {
-    const int i0 = (task / runs) * width;
-    const int inputs = std::min(width, in_dim - i0);
-    const int first_tile = (task % runs) * tiles_per_run;
-    const int end_tile = std::min(output_tiles, first_tile + tiles_per_run);
-    for (int s0 = 0; s0 < row_pairs; s0 += kPairChunk) {
-      const int chunk = std::min(kPairChunk, row_pairs - s0);
-      for (int tile = first_tile; tile < end_tile; tile++) {
-        const int o0 = tile * kWeightGradientOutputs;
-        const int outputs = std::min(kWeightGradientOutputs, out_dim - o0);
-        kernels.weight_gradient(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy_pairs + static_cast<size_t>(o0) * row_pairs + s0,
-                                row_pairs, x_pairs + static_cast<size_t>(s0) * in_dim + i0, in_dim, chunk, outputs, inputs);
-      }
-    }
+  const bool serial = static_cast<double>(rows) * out_dim * in_dim < kSerialWork;
+  split_weight_gradient(pool_, serial, row_pairs, 128, out_dim, in_dim, 64, [&](int o0, int outputs, int i0, int inputs, int s0, int count) {
+    kernels.weight_gradient(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy_pairs + static_cast<size_t>(o0) * row_pairs + s0,
+                            row_pairs, x_pairs + static_cast<size_t>(s0) * in_dim + i0, in_dim, count, outputs, inputs);
   });
 }
 
