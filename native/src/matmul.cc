@@ -41,6 +41,21 @@ Plan plan(int rows, int panels, int cols, int threads) {
   return result;
 }
 
+// What task `task` of plan p covers: its block of rows, and panel group by panel group
+// fn(row_begin, row_end, first_panel, panel_count, valid_last), valid_last being the outputs of
+// the group's last panel.
+template <typename Fn>
+void for_task_groups(const Plan& p, int task, int rows, int panels, int outputs, const Fn& fn) {
+  const int row_begin = (task / p.panel_chunks) * kRowBlock;
+  const int row_end = std::min(rows, row_begin + kRowBlock);
+  const int chunk_begin = (task % p.panel_chunks) * p.panels_per_chunk;
+  const int chunk_end = std::min(panels, chunk_begin + p.panels_per_chunk);
+  for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
+    const int count = std::min(kPanelGroup, chunk_end - first);
+    fn(row_begin, row_end, first, count, std::min(kPanel, outputs - (first + count - 1) * kPanel));
+  }
+}
+
 }  // namespace
 
 void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, float* out, const float* x, int rows,
@@ -68,13 +83,7 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
   scratch.reserve(widened_floats + (pad_rows ? step * padded_stride : 0));
 
   auto run = [&](int task, int thread) {
-    const int row_begin = (task / p.panel_chunks) * kRowBlock;
-    const int row_end = std::min(rows, row_begin + kRowBlock);
-    const int chunk_begin = (task % p.panel_chunks) * p.panels_per_chunk;
-    const int chunk_end = std::min(panels, chunk_begin + p.panels_per_chunk);
-    for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
-      const int count = std::min(kPanelGroup, chunk_end - first);
-      const int valid_last = std::min(kPanel, outputs - (first + count - 1) * kPanel);
+    for_task_groups(p, task, rows, panels, outputs, [&](int row_begin, int row_end, int first, int count, int valid_last) {
       const float* group_bias = bias != nullptr ? bias + static_cast<size_t>(first) * kPanel : nullptr;
       for (int k0 = 0; k0 < cols; k0 += depth) {
         const int block = std::min(depth, cols - k0);
@@ -106,7 +115,7 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
                  out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias, chain);
         }
       }
-    }
+    });
   };
   const int tasks = p.row_blocks * p.panel_chunks;
   if (serial) {
@@ -138,13 +147,7 @@ void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out,
   const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
   const size_t panel_stride = static_cast<size_t>(kPanel) * stored;
   auto run = [&](int task, int) {
-    const int row_begin = (task / p.panel_chunks) * kRowBlock;
-    const int row_end = std::min(rows, row_begin + kRowBlock);
-    const int chunk_begin = (task % p.panel_chunks) * p.panels_per_chunk;
-    const int chunk_end = std::min(panels, chunk_begin + p.panels_per_chunk);
-    for (int first = chunk_begin; first < chunk_end; first += kPanelGroup) {
-      const int count = std::min(kPanelGroup, chunk_end - first);
-      const int valid_last = std::min(kPanel, outputs - (first + count - 1) * kPanel);
+    for_task_groups(p, task, rows, panels, outputs, [&](int row_begin, int row_end, int first, int count, int valid_last) {
       for (int j0 = 0; j0 < col_pairs; j0 += depth) {
         const int block = std::min(depth, col_pairs - j0);
         const bool resume = accumulate || j0 > 0;
@@ -156,7 +159,7 @@ void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out,
                        out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, chain);
         }
       }
-    }
+    });
   };
   const int tasks = p.row_blocks * p.panel_chunks;
   if (serial) {

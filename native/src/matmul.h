@@ -77,6 +77,16 @@ inline void with_weight_gradient_outputs(int outputs, Fn&& fn) {
   }
 }
 
+// with_weight_gradient_outputs, with also whether the block is ragged (fewer than `width` inputs)
+// as a std::bool_constant: fn(outputs, ragged), each compiled once per combination.
+template <typename Fn>
+inline void with_weight_gradient_block(int outputs, int inputs, int width, Fn&& fn) {
+  with_weight_gradient_outputs(outputs, [&](auto o) {
+    if (inputs == width) return fn(o, std::false_type{});
+    fn(o, std::true_type{});
+  });
+}
+
 // The tile kernels of one SIMD level.
 struct MatmulKernels {
   // Reads panels of the given dtype directly, converting as it goes; at most direct_rows rows a call.

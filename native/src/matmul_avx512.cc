@@ -172,13 +172,8 @@ FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stri
 
 FLYWHEEL_AVX512 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                      const float* x, size_t x_stride, int rows, int outputs, int inputs) {
-  with_weight_gradient_outputs(outputs, [&](auto o) FLYWHEEL_AVX512 {
-    constexpr int O = decltype(o)::value;
-    if (inputs == 64) {
-      weight_gradient_block<O, false>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    } else {
-      weight_gradient_block<O, true>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
-    }
+  with_weight_gradient_block(outputs, inputs, 64, [&](auto o, auto ragged) FLYWHEEL_AVX512 {
+    weight_gradient_block<decltype(o)::value, decltype(ragged)::value>(d_weight, d_weight_stride, dy, dy_stride, x, x_stride, rows, inputs);
   });
 }
 

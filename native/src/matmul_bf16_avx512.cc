@@ -151,13 +151,8 @@ FLYWHEEL_AVX512_BF16 void weight_gradient_block(float* d_weight, size_t d_weight
 
 FLYWHEEL_AVX512_BF16 void weight_gradient(float* d_weight, size_t d_weight_stride, const uint32_t* dy_pairs, size_t dy_stride,
                                           const uint32_t* x_pairs, size_t x_stride, int row_pairs, int outputs, int inputs) {
-  with_weight_gradient_outputs(outputs, [&](auto o) FLYWHEEL_AVX512_BF16 {
-    constexpr int O = decltype(o)::value;
-    if (inputs == 64) {
-      weight_gradient_block<O, false>(d_weight, d_weight_stride, dy_pairs, dy_stride, x_pairs, x_stride, row_pairs, inputs);
-    } else {
-      weight_gradient_block<O, true>(d_weight, d_weight_stride, dy_pairs, dy_stride, x_pairs, x_stride, row_pairs, inputs);
-    }
+  with_weight_gradient_block(outputs, inputs, 64, [&](auto o, auto ragged) FLYWHEEL_AVX512_BF16 {
+    weight_gradient_block<decltype(o)::value, decltype(ragged)::value>(d_weight, d_weight_stride, dy_pairs, dy_stride, x_pairs, x_stride, row_pairs, inputs);
   });
 }
 

@@ -1,9 +1,9 @@
 import type { FloatDType } from "../../checkpoint/dtype.js";
 import type {
-  BackwardPrecision,
   AdamWStepArgs,
   AttentionArgs,
   AttentionBackwardArgs,
+  BackwardPrecision,
   GemmOptions,
   Kernels,
   LinearBackwardArgs,
@@ -17,11 +17,11 @@ import type {
 } from "../types.js";
 import { adamwStep } from "./adamw.js";
 import { attention, attentionBackward, attentionBackwardScratchSize } from "./attention.js";
+import { roundedToBf16 } from "./bf16.js";
 import { embed, embedBackward } from "./embedding.js";
 import { gemm } from "./gemm.js";
 import { scale, sumOfSquares } from "./grad-norm.js";
 import { addBiasGradient, linearBackward, linearWeightBackward, matmul } from "./linear.js";
-import { roundedToBf16 } from "./bf16.js";
 import { asF32Matrix, F32Matrix } from "./matrix.js";
 import { addInPlace } from "./residual.js";
 import { rmsNorm, rmsNormBackward } from "./rms-norm.js";
