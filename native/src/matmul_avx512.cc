@@ -5,6 +5,7 @@
 // same FMA chain as in the AVX2 tiles (see matmul.h), so the two levels agree bit for bit.
 #include "matmul.h"
 #include "simd.h"
+#include "weight_gradient_avx512.h"
 
 #if FLYWHEEL_HAVE_X86
 
@@ -122,33 +123,22 @@ FLYWHEEL_AVX512 void widen(DType dtype, const void* panel, int cols, float* out)
   }
 }
 
-// The weight gradient's block: O outputs × up to 64 inputs (4 zmm each), 4·O sums in registers;
-// per row, 4 loads of x and O broadcasts of dy feed 4·O fused multiply-adds. A block of fewer
-// than 64 inputs (Ragged) masks its loads and stores; a whole one does not, which keeps the four
-// masks out of the row loop (they were reloaded from the stack on every row).
+// The weight gradient's block (weight_gradient_avx512.h): per row, 4 loads of x and O broadcasts
+// of dy feed 4·O fused multiply-adds.
 template <int O, bool Ragged>
 FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,
                                            const float* x, size_t x_stride, int rows, int inputs) {
-  constexpr int V = 4;
+  constexpr int V = kGradientBlockVectors;
   __mmask16 masks[V];
-#pragma GCC unroll 4
-  for (int v = 0; v < V; v++) {
-    const int valid = std::max(0, std::min(16, inputs - 16 * v));
-    masks[v] = static_cast<__mmask16>((1u << valid) - 1);
-  }
-  const auto load = [&](const float* from, int v) FLYWHEEL_AVX512 { return Ragged ? _mm512_maskz_loadu_ps(masks[v], from) : _mm512_loadu_ps(from); };
+  gradient_block_masks(inputs, masks);
   __m512 acc[O][V];
-#pragma GCC unroll 8
-  for (int o = 0; o < O; o++) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; v++) acc[o][v] = load(d_weight + o * d_weight_stride + 16 * v, v);
-  }
+  load_gradient_block<O, Ragged>(acc, d_weight, d_weight_stride, masks);
   for (int r = 0; r < rows; r++) {
     const float* xr = x + r * x_stride;
     const float* g = dy + r * dy_stride;
     __m512 xv[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < V; v++) xv[v] = load(xr + 16 * v, v);
+    for (int v = 0; v < V; v++) xv[v] = Ragged ? _mm512_maskz_loadu_ps(masks[v], xr + 16 * v) : _mm512_loadu_ps(xr + 16 * v);
 #pragma GCC unroll 8
     for (int o = 0; o < O; o++) {
       const __m512 go = _mm512_set1_ps(g[o]);
@@ -156,18 +146,7 @@ FLYWHEEL_AVX512 void weight_gradient_block(float* d_weight, size_t d_weight_stri
       for (int v = 0; v < V; v++) acc[o][v] = _mm512_fmadd_ps(go, xv[v], acc[o][v]);
     }
   }
-#pragma GCC unroll 8
-  for (int o = 0; o < O; o++) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; v++) {
-      float* to = d_weight + o * d_weight_stride + 16 * v;
-      if (Ragged) {
-        _mm512_mask_storeu_ps(to, masks[v], acc[o][v]);
-      } else {
-        _mm512_storeu_ps(to, acc[o][v]);
-      }
-    }
-  }
+  store_gradient_block<O, Ragged>(acc, d_weight, d_weight_stride, masks);
 }
 
 FLYWHEEL_AVX512 void weight_gradient(float* d_weight, size_t d_weight_stride, const float* dy, size_t dy_stride,

@@ -3,6 +3,7 @@
 // blocks have the shapes of the f32 ones (matmul_avx512.cc), over pairs of columns or rows.
 #include "matmul_bf16.h"
 #include "simd.h"
+#include "weight_gradient_avx512.h"
 
 #if FLYWHEEL_HAVE_X86
 
@@ -106,23 +107,16 @@ FLYWHEEL_AVX512_BF16 void round_rows(const float* x, int rows, int cols, uint16_
   }
 }
 
-// The weight gradient's block over row pairs: O outputs × up to 64 inputs (4 vectors of 16 sums).
+// The weight gradient's block (weight_gradient_avx512.h) over pairs of rows: per pair, 4 loads of
+// x's pairs and O broadcasts of dy's feed 4·O two-product steps.
 template <int O, bool Ragged>
 FLYWHEEL_AVX512_BF16 void weight_gradient_block(float* d_weight, size_t d_weight_stride, const uint32_t* dy_pairs, size_t dy_stride,
                                                 const uint32_t* x_pairs, size_t x_stride, int row_pairs, int inputs) {
-  constexpr int V = 4;
+  constexpr int V = kGradientBlockVectors;
   __mmask16 masks[V];
-#pragma GCC unroll 4
-  for (int v = 0; v < V; v++) masks[v] = lanes_left(inputs - 16 * v);
+  gradient_block_masks(inputs, masks);
   __m512 acc[O][V];
-#pragma GCC unroll 8
-  for (int o = 0; o < O; o++) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; v++) {
-      const float* from = d_weight + o * d_weight_stride + 16 * v;
-      acc[o][v] = Ragged ? _mm512_maskz_loadu_ps(masks[v], from) : _mm512_loadu_ps(from);
-    }
-  }
+  load_gradient_block<O, Ragged>(acc, d_weight, d_weight_stride, masks);
   for (int s = 0; s < row_pairs; s++) {
     const uint32_t* xs = x_pairs + s * x_stride;
     __m512bh xv[V];
@@ -135,18 +129,7 @@ FLYWHEEL_AVX512_BF16 void weight_gradient_block(float* d_weight, size_t d_weight
       for (int v = 0; v < V; v++) acc[o][v] = _mm512_dpbf16_ps(acc[o][v], g, xv[v]);
     }
   }
-#pragma GCC unroll 8
-  for (int o = 0; o < O; o++) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; v++) {
-      float* to = d_weight + o * d_weight_stride + 16 * v;
-      if (Ragged) {
-        _mm512_mask_storeu_ps(to, masks[v], acc[o][v]);
-      } else {
-        _mm512_storeu_ps(to, acc[o][v]);
-      }
-    }
-  }
+  store_gradient_block<O, Ragged>(acc, d_weight, d_weight_stride, masks);
 }
 
 FLYWHEEL_AVX512_BF16 void weight_gradient(float* d_weight, size_t d_weight_stride, const uint32_t* dy_pairs, size_t dy_stride,
