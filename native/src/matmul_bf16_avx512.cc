@@ -1,4 +1,4 @@
-// The backward's bf16 products on AVX-512 BF16 (see matmul.h): vdpbf16ps adds two bf16 products
+// The backward's bf16 products on AVX-512 BF16 (see matmul_bf16.h): vdpbf16ps adds two bf16 products
 // into each of 16 f32 sums per instruction, twice the f32 FMA's multiply-adds per cycle. Tiles and
 // blocks have the shapes of the f32 ones (matmul_avx512.cc), over pairs of columns or rows.
 #include "matmul_bf16.h"
@@ -25,7 +25,8 @@ FLYWHEEL_AVX512_BF16 inline __m512i round32(__m512 low, __m512 high) {
 }
 
 // R rows × P panels of 16 outputs, over `pairs` pairs of columns; `valid_last` outputs in the last
-// panel. Resume / Finish as in the f32 tile (no bias: the input gradient has none).
+// panel. Resume: the sums start from out's values (see Chain); nothing is added at the end, as the
+// input gradient has no bias.
 template <int R, int P, bool Resume>
 FLYWHEEL_AVX512_BF16 void paired_tile(const uint32_t* x, size_t x_stride, const uint16_t* panel, size_t panel_stride, int pairs,
                                       float* out, size_t out_stride, int valid_last) {
