@@ -50,40 +50,28 @@ PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, bool paired)
 
 namespace {
 
-// Fills Wᵀ's panel p (`panel`, t_cols × 16 values) from w's, with value(source) giving one value
-// of Wᵀ from w's stored value at `source`. Block (p, q): Wᵀ's outputs 16p.. (w's columns) by Wᵀ's
-// columns 16q.. (w's rows). In w, panel q's columns 16p..16p+15 are 256 consecutive values, column
-// by column; in Wᵀ, panel p's columns 16q..16q+15 are 256 consecutive values too: the block is
-// transposed in between.
-// Only the blocks of w's panels [first_q, last_q) are written, from `panel` on (so its column 16q
-// lands at panel + (q − first_q) · 256): a caller may transpose a long panel a piece at a time.
+// Fills Wᵀ's panels (`out`, t_panels of t_cols × 16 values) from w's, with value(source) giving one
+// value of Wᵀ from w's stored value at `source`. Block (p, q): Wᵀ's outputs 16p.. (w's columns) by
+// Wᵀ's columns 16q.. (w's rows). In w, panel q's columns 16p..16p+15 are 256 consecutive values,
+// column by column; in Wᵀ, panel p's columns 16q..16q+15 are 256 consecutive values too: the block
+// is transposed in between.
 template <typename T, typename Value>
-void transpose_panel(const PackedMatrix& w, int p, T* panel, int t_cols, Value value, int first_q = 0, int last_q = -1) {
+void transpose_panels(const PackedMatrix& w, T* out, int t_panels, int t_cols, Value value) {
   const size_t element = dtype_size(w.dtype());
-  if (last_q < 0) last_q = w.panels();
-  for (int q = first_q; q < last_q; q++) {
-    const uint8_t* block = w.panel(q) + static_cast<size_t>(p) * kPanel * kPanel * element;
-    const int columns = std::min(kPanel, t_cols - q * kPanel);  // w's rows in this block
-    for (int j = 0; j < columns; j++) {
-      T* target = panel + static_cast<size_t>((q - first_q) * kPanel + j) * kPanel;
-      for (int i = 0; i < kPanel; i++) {
-        // Past w's last column, Wᵀ's last panel holds zeros.
-        target[i] = p * kPanel + i < w.cols() ? value(block + static_cast<size_t>(i * kPanel + j) * element) : T{0};
+  for (int p = 0; p < t_panels; p++) {
+    T* panel = out + static_cast<size_t>(p) * kPanel * t_cols;
+    for (int q = 0; q < w.panels(); q++) {
+      const uint8_t* block = w.panel(q) + static_cast<size_t>(p) * kPanel * kPanel * element;
+      const int columns = std::min(kPanel, t_cols - q * kPanel);  // w's rows in this block
+      for (int j = 0; j < columns; j++) {
+        T* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
+        for (int i = 0; i < kPanel; i++) {
+          // Past w's last column, Wᵀ's last panel holds zeros.
+          target[i] = p * kPanel + i < w.cols() ? value(block + static_cast<size_t>(i * kPanel + j) * element) : T{0};
+        }
       }
     }
   }
-}
-
-// w's stored value at `source`, widened to f32.
-float widened(DType dtype, const uint8_t* source) {
-  if (dtype == DType::F32) {
-    float value;
-    std::memcpy(&value, source, 4);
-    return value;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, source, 2);
-  return dtype == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
 }
 
 // One row of a panel (its values 16 apart) from `count` f32 values, converted by `convert`.
@@ -97,19 +85,24 @@ void write_panel_row(T* target, const float* source, int count, Convert convert)
 std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DType dtype) {
   if (dtype != DType::F32 && dtype != w.dtype()) throw std::invalid_argument("transposed: Wᵀ is f32 or W's own dtype");
   std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), dtype));
-  const DType from = w.dtype();
-  for (int p = 0; p < t->panels(); p++) {
-    uint8_t* panel = t->data_.get() + static_cast<size_t>(p) * kPanel * t->cols() * dtype_size(dtype);
-    if (dtype != DType::F32) {
-      // The same 16-bit values, moved.
-      transpose_panel(w, p, reinterpret_cast<uint16_t*>(panel), t->cols(), [](const uint8_t* source) {
-        uint16_t bits;
-        std::memcpy(&bits, source, 2);
-        return bits;
-      });
-    } else {
-      transpose_panel(w, p, reinterpret_cast<float*>(panel), t->cols(), [&](const uint8_t* source) { return widened(from, source); });
-    }
+  const auto bits16 = [](const uint8_t* source) {
+    uint16_t bits;
+    std::memcpy(&bits, source, 2);
+    return bits;
+  };
+  if (dtype != DType::F32) {
+    // The same 16-bit values, moved.
+    transpose_panels(w, reinterpret_cast<uint16_t*>(t->data_.get()), t->panels(), t->cols(), bits16);
+  } else {
+    const DType from = w.dtype();
+    transpose_panels(w, reinterpret_cast<float*>(t->data_.get()), t->panels(), t->cols(), [&](const uint8_t* source) {
+      if (from == DType::F32) {
+        float value;
+        std::memcpy(&value, source, 4);
+        return value;
+      }
+      return from == DType::F16 ? f16_to_f32(bits16(source)) : bf16_to_f32(bits16(source));
+    });
   }
   return t;
 }
@@ -117,23 +110,15 @@ std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DT
 std::unique_ptr<PackedMatrix> PackedMatrix::paired_transposed(const PackedMatrix& w) {
   if (w.paired()) throw std::invalid_argument("paired_transposed: W is paired");
   std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), DType::BF16, true));
-  // Piece by piece of each panel: 1024 columns of Wᵀ's f32 panel (block transposes, 64 KiB), whose
-  // columns 2j and 2j + 1 (16 values each) are then rounded into pair j.
-  const Interleave interleave = bf16_kernels()->interleave;
-  const DType from = w.dtype();
-  const int pairs = t->stored_cols() / 2;
-  constexpr int kPiece = 64;  // w's panels, so 1024 columns of Wᵀ
-  std::vector<float> piece(static_cast<size_t>(kPiece) * kPanel * kPanel);
-  for (int p = 0; p < t->panels(); p++) {
-    uint32_t* target = reinterpret_cast<uint32_t*>(t->data_.get()) + static_cast<size_t>(p) * kPanel * pairs;
-    for (int q = 0; q < w.panels(); q += kPiece) {
-      const int last = std::min(w.panels(), q + kPiece);
-      transpose_panel(w, p, piece.data(), t->cols(), [&](const uint8_t* source) { return widened(from, source); }, q, last);
-      for (int j = q * kPanel / 2; j < std::min(pairs, last * kPanel / 2); j++) {
-        const float* even = piece.data() + static_cast<size_t>(2 * j - q * kPanel) * kPanel;
-        interleave(even, 2 * j + 1 < t->cols() ? even + kPanel : nullptr, kPanel, target + static_cast<size_t>(j) * kPanel);
-      }
-    }
+  uint16_t* out = reinterpret_cast<uint16_t*>(t->data_.get());
+  std::memset(out, 0, t->byte_size());
+  // Row by row of w (one output o, strided in its panel): Wᵀ's column o, in pair o / 2's half o % 2.
+  std::vector<float> row(static_cast<size_t>(w.cols()));
+  const size_t t_panel = static_cast<size_t>(kPanel) * t->stored_cols();
+  for (int o = 0; o < w.rows(); o++) {
+    w.read_row(o, row.data());
+    uint16_t* column = out + static_cast<size_t>(o / 2) * 2 * kPanel + o % 2;
+    for (int i = 0; i < w.cols(); i++) column[(i / kPanel) * t_panel + (i % kPanel) * 2] = f32_to_bf16(row[i]);
   }
   return t;
 }
