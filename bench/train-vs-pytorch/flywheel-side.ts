@@ -58,6 +58,7 @@ for (const measure of measures) {
   }
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
-// What the environment asked for, so the report tells the bf16-backward runs apart.
-const precision = process.env.FLYWHEEL_BACKWARD_PRECISION ? `, FLYWHEEL_BACKWARD_PRECISION=${process.env.FLYWHEEL_BACKWARD_PRECISION}` : "";
+// What the kernels run (not what the environment asked for: a CPU without AVX-512 BF16 stays f32),
+// so the report tells the bf16-backward runs apart.
+const precision = kernels.backwardPrecision === "f32" ? "" : `, ${kernels.backwardPrecision} backward products`;
 emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}${precision}` });
