@@ -14,9 +14,10 @@
  *   --rounds N             runs of each side, taken in turn (default 3, 1 for the large case and --quick)
  *   --bf16                 also time each side's bf16 mode, in the same rounds right after its f32 runs: PyTorch
  *                          with the forward under torch.autocast("cpu", bfloat16) (train_peft.py --autocast bf16;
- *                          f32 loss), and Flywheel's step with FLYWHEEL_BACKWARD_PRECISION=bf16 (bf16 operands in
- *                          the backward's products, f32 accumulation; scoring has no backward, so steps only);
- *                          adds their tokens/s, ratios and first and last losses as extra columns
+ *                          f32 loss), and Flywheel with FLYWHEEL_FORWARD_PRECISION=bf16 and
+ *                          FLYWHEEL_BACKWARD_PRECISION=bf16 (bf16 operands in every weight product, forward and
+ *                          backward, f32 accumulation); adds their tokens/s, ratios and first and last losses
+ *                          as extra columns
  *
  * Each side loads the model on its own kernels (Flywheel: the backend training selects, printed
  * with the results), runs warm-up steps, then timed ones. The sides take turns, a process per run
@@ -25,7 +26,7 @@
  * median step time of all of a side's timed steps, and tokens per CPU-second the same over the median CPU time of a step (what a
  * step costs when the machine is shared; threads that spin while waiting count too). Both print the loss of every step, so the first losses show that they
  * computed the same thing (with --bf16 the last losses too, so the bf16 runs show they train the
- * same way). The f32 Flywheel runs leave FLYWHEEL_BACKWARD_PRECISION unset, whatever the shell
+ * same way). The f32 Flywheel runs leave both precision variables unset, whatever the shell
  * exports. The Python environment (scripts/python/env.mjs) and the checkpoints are made on first
  * use under bench/.cache (git-ignored). Not a test: numbers depend on the machine and its load.
  */
@@ -66,8 +67,6 @@ for (const side of sides) if (side !== "pytorch" && side !== "flywheel") throw n
 if (values.rounds !== undefined && !/^[1-9]\d*$/.test(values.rounds)) throw new Error(`--rounds takes a positive integer, got ${values.rounds}`);
 const roundsOf = (benchCase: BenchCase) => (values.rounds ? Number(values.rounds) : quick || benchCase.large ? 1 : 3);
 const notRun: SideResult = { backend: "", steps: [], stopped: "not run" };
-/** The bf16-backward Flywheel run on a scoring row: not run by design, so shown as "—", not "not run". */
-const noBackward: SideResult = { backend: "", steps: [] };
 const log = (line: string) => console.error(`[bench:train] ${line}`);
 
 interface StepRecord {
@@ -181,7 +180,7 @@ const VARIANTS = [
   { key: "pytorch", side: "pytorch", label: "PyTorch", bf16: false },
   { key: "flywheel", side: "flywheel", label: "Flywheel", bf16: false },
   { key: "pytorchAutocast", side: "pytorch", label: "PyTorch bf16 autocast", bf16: true },
-  { key: "flywheelBf16", side: "flywheel", label: "Flywheel bf16 backward", bf16: true },
+  { key: "flywheelBf16", side: "flywheel", label: "Flywheel bf16", bf16: true },
 ] as const;
 type Variant = (typeof VARIANTS)[number];
 const shownVariants = VARIANTS.filter((variant) => values.bf16 || !variant.bf16);
@@ -189,17 +188,16 @@ const variants = shownVariants.filter((variant) => sides.has(variant.side));
 
 type Row = { benchCase: BenchCase; measure: string; threads: number; tokens: number } & Record<Variant["key"], SideResult>;
 
-/** One run of a variant as a child process, so the thread count and backward precision apply when it loads the model. */
+/** One run of a variant as a child process, so the thread count and precisions apply when it loads the model. */
 function runVariant(variant: Variant, dir: string, rowsFile: string, threads: number): Promise<SideResult> {
   if (variant.side === "pytorch") {
     const autocast = variant.bf16 ? ["--autocast", "bf16"] : [];
     return runSide(python, [path.join(import.meta.dirname, "train_peft.py"), "--model", dir, "--rows", rowsFile, "--threads", String(threads), ...autocast], process.env, 3600);
   }
   const flywheelArgs = ["--import", "tsx", path.join(import.meta.dirname, "train-vs-pytorch", "flywheel-side.ts"), "--model", dir, "--rows", rowsFile];
-  // Scoring has no backward for the precision to change, so the bf16 runs time steps only.
-  if (variant.bf16) flywheelArgs.push("--measures", "step");
-  // Undefined leaves the variable out of the child's environment: the f32 runs take the default.
-  const env = { ...process.env, FLYWHEEL_THREADS: String(threads), FLYWHEEL_BACKWARD_PRECISION: variant.bf16 ? "bf16" : undefined };
+  // Undefined leaves a variable out of the child's environment: the f32 runs take the default.
+  const precision = variant.bf16 ? "bf16" : undefined;
+  const env = { ...process.env, FLYWHEEL_THREADS: String(threads), FLYWHEEL_FORWARD_PRECISION: precision, FLYWHEEL_BACKWARD_PRECISION: precision };
   return runSide(process.execPath, flywheelArgs, env, flywheelTimeout);
 }
 
@@ -228,7 +226,7 @@ for (const benchCase of cases) {
 
 console.log(`\n## Training: Flywheel beside transformers + PEFT (${quick ? "quick" : "full"} run)\n`);
 for (const benchCase of cases) console.log(`- ${benchCase.name}: ${benchCase.what}; make-tiny ${benchCase.makeTinyFlags}`);
-if (values.bf16) console.log('- bf16: PyTorch autocast: the forward under torch.autocast("cpu", bfloat16), the loss in f32; Flywheel bf16: FLYWHEEL_BACKWARD_PRECISION=bf16, steps only');
+if (values.bf16) console.log('- bf16: PyTorch autocast: the forward under torch.autocast("cpu", bfloat16), the loss in f32; Flywheel bf16: FLYWHEEL_FORWARD_PRECISION=bf16 and FLYWHEEL_BACKWARD_PRECISION=bf16');
 const backends = new Set(results.flatMap((row) => shownVariants.map((variant) => row[variant.key].backend)).filter(Boolean));
 console.log(`- sides: ${[...backends].join("; ")}`);
 console.log(`- machine: ${describeMachine()}\n`);
@@ -251,9 +249,8 @@ process.exitCode = failed.length > 0 ? 1 : 0;
 function printRows(rows: Row[], table = false): void {
   for (const row of rows) {
     const { benchCase, measure, threads, tokens } = row;
-    const ran = { ...row, flywheelBf16: measure === "step" ? row.flywheelBf16 : noBackward };
-    const py = stepSeconds(ran.pytorch, measure);
-    const fw = stepSeconds(ran.flywheel, measure);
+    const py = stepSeconds(row.pytorch, measure);
+    const fw = stepSeconds(row.flywheel, measure);
     const rate = (run: SideResult) => {
       if (run === notRun) return "not run";
       const time = stepSeconds(run, measure);
@@ -273,27 +270,27 @@ function printRows(rows: Row[], table = false): void {
     // The highest index, not the last line: rounds repeat the steps, and one may have stopped early.
     const lastLoss = (run: SideResult) => shown(losses(run).reduce<StepRecord | undefined>((last, step) => (last && last.index >= step.index ? last : step), undefined));
     const bf16Cells = [
-      rate(ran.pytorchAutocast),
-      rate(ran.flywheelBf16),
-      ratio(ran.pytorch, ran.flywheelBf16),
-      ratio(ran.pytorchAutocast, ran.flywheelBf16),
-      ratio(ran.pytorchAutocast, ran.flywheel),
-      `${firstLoss(ran.pytorchAutocast)} / ${firstLoss(ran.flywheelBf16)}`,
-      [ran.pytorch, ran.pytorchAutocast, ran.flywheel, ran.flywheelBf16].map(lastLoss).join(" / "),
+      rate(row.pytorchAutocast),
+      rate(row.flywheelBf16),
+      ratio(row.pytorch, row.flywheelBf16),
+      ratio(row.pytorchAutocast, row.flywheelBf16),
+      ratio(row.pytorchAutocast, row.flywheel),
+      `${firstLoss(row.pytorchAutocast)} / ${firstLoss(row.flywheelBf16)}`,
+      [row.pytorch, row.pytorchAutocast, row.flywheel, row.flywheelBf16].map(lastLoss).join(" / "),
     ];
     const cells = [
       benchCase.name,
       measure === "step" ? `${benchCase.mode === "full" ? "full-parameter" : "LoRA"} SFT step` : "forward-only scoring",
       threads,
       tokens,
-      rate(ran.pytorch),
-      rate(ran.flywheel),
-      ratio(ran.pytorch, ran.flywheel),
+      rate(row.pytorch),
+      rate(row.flywheel),
+      ratio(row.pytorch, row.flywheel),
       `${perCpu(py)} / ${perCpu(fw)}`,
-      `${firstLoss(ran.pytorch)} / ${firstLoss(ran.flywheel)}`,
+      `${firstLoss(row.pytorch)} / ${firstLoss(row.flywheel)}`,
       ...(values.bf16 ? bf16Cells : []),
     ];
-    const stops = shownVariants.map(({ key, label }) => (ran[key].stopped ? `  [${label} ${ran[key].stopped}]` : ""));
+    const stops = shownVariants.map(({ key, label }) => (row[key].stopped ? `  [${label} ${row[key].stopped}]` : ""));
     if (table) console.log(`| ${cells.join(" | ")} |`);
     else log(`${cells.join("  ")}${stops.join("")}`);
   }

@@ -1,11 +1,12 @@
 /**
  * The Flywheel side of `npm run bench:train` (bench/train-vs-pytorch.ts), in a process of its own so
- * FLYWHEEL_THREADS (and, for the bench's --bf16 runs, FLYWHEEL_BACKWARD_PRECISION) applies at load:
+ * FLYWHEEL_THREADS (and, for the bench's --bf16 runs, FLYWHEEL_FORWARD_PRECISION and
+ * FLYWHEEL_BACKWARD_PRECISION) applies at load:
  * loads the checkpoint on the kernels the server selects (`selectKernels`: native when built,
  * FLYWHEEL_KERNELS overrides),
  * then runs the spec's measures (cases.ts `RowsSpec`) exactly as bench/train_peft.py does on the
  * PyTorch side, printing one JSON line per step and a summary line. --measures keeps only the
- * spec's measures it names (the bf16-backward runs time steps only: scoring has no backward).
+ * spec's measures it names.
  *
  *   npx tsx bench/train-vs-pytorch/flywheel-side.ts --model DIR --rows ROWS.json [--measures step,score]
  */
@@ -59,6 +60,7 @@ for (const measure of measures) {
 }
 const threads = "threads" in kernels ? ` (${(kernels as { threads: number }).threads} threads)` : " (single-threaded)";
 // What the kernels run (not what the environment asked for: a CPU without AVX-512 BF16 stays f32),
-// so the report tells the bf16-backward runs apart.
-const precision = kernels.backwardPrecision === "f32" ? "" : `, ${kernels.backwardPrecision} backward products`;
+// so the report tells the bf16 runs apart.
+const bf16Products = [kernels.forwardPrecision === "bf16" ? "forward" : "", kernels.backwardPrecision === "bf16" ? "backward" : ""].filter(Boolean);
+const precision = bf16Products.length > 0 ? `, bf16 ${bf16Products.join(" and ")} products` : "";
 emit({ done: true, backend: `flywheel ${kernels.name} kernels${threads}${precision}` });

@@ -113,16 +113,24 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
   }
 
   // new Matrix(rows, cols, dtype, bytes): packs a row-major checkpoint tensor.
+  // new Matrix(rows, cols, "BF16", bytes, "paired"): the same, paired for the bf16 products (packed_matrix.h).
   // new Matrix(w, dtype): Wᵀ of another matrix, in f32 or in w's own dtype.
-  // new Matrix(w, "BF16", "paired"): Wᵀ paired for the backward's bf16 products (packed_matrix.h).
+  // new Matrix(w, "BF16", "paired"): w itself, rounded to bf16 and paired (the bf16 forward's copy).
+  // new Matrix(w, "BF16", "paired-transposed"): Wᵀ, paired for the backward's bf16 products.
   explicit Matrix(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Matrix>(info) {
     Napi::Env env = info.Env();
-    if (info.Length() == 3 && info[2].IsString() && info[2].As<Napi::String>().Utf8Value() == "paired") {
-      const PackedMatrix& w = From(info, 0);
-      if (dtype_arg(info, 1) != DType::BF16) throw_range(env, "a paired matrix is bf16");
+    const size_t layout_at = info.Length() == 3 ? 2 : 4;
+    const size_t dtype_at = info.Length() == 3 ? 1 : 2;
+    const std::string layout = info.Length() > layout_at && info[layout_at].IsString() ? info[layout_at].As<Napi::String>().Utf8Value() : "";
+    if (!layout.empty()) {
+      if (layout != "paired" && layout != "paired-transposed") throw_range(env, "a matrix's layout is \"paired\" or \"paired-transposed\"");
+      if (dtype_arg(info, dtype_at) != DType::BF16) throw_range(env, "a paired matrix is bf16");
       if (!detect_bf16_products()) throw_range(env, "this CPU has no bf16 products (AVX-512 BF16)");
-      if (w.paired()) throw_range(env, "a paired matrix is not transposed again");
-      matrix_ = PackedMatrix::paired_transposed(w);
+    }
+    if (info.Length() == 3 && !layout.empty()) {
+      const PackedMatrix& w = From(info, 0);
+      if (w.paired()) throw_range(env, "a paired matrix is not paired again");
+      matrix_ = layout == "paired" ? PackedMatrix::paired_copy(w) : PackedMatrix::paired_transposed(w);
       info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
       return;
     }
@@ -143,7 +151,8 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
       throw_range(env, "a " + std::to_string(rows) + "×" + std::to_string(cols) + " " + dtype_name(dtype) + " matrix needs " +
                            std::to_string(expected) + " bytes, got " + std::to_string(bytes.ByteLength()));
     }
-    matrix_ = std::make_unique<PackedMatrix>(rows, cols, dtype, bytes.Data());
+    if (layout == "paired-transposed") throw_range(env, "a checkpoint tensor is paired, not paired-transposed");
+    matrix_ = std::make_unique<PackedMatrix>(rows, cols, dtype, bytes.Data(), layout == "paired");
     info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
   }
 
@@ -234,7 +243,6 @@ class Context : public Napi::ObjectWrap<Context> {
       const float* bias = nullptr;
       if (!info[4].IsUndefined()) bias = f32_arg(info, 4, "bias", w.rows(), "matmul").Data();
       const bool accumulate = info.Length() > 5 && info[5].ToBoolean().Value();
-      if (w.paired() && bias != nullptr) throw_range(info.Env(), "matmul: a paired matrix takes no bias");
       if (w.paired() && !context_->bf16_products()) throw_range(info.Env(), "matmul: a paired matrix needs bf16 products, which this context lacks");
       if (rows > 0) context_->matmul(out.Data(), x.Data(), rows, w, bias, accumulate);
     });
@@ -524,13 +532,13 @@ class Context : public Napi::ObjectWrap<Context> {
   }
 
   // writeMatrix(matrix, values, transposed): replaces every value of the matrix with values (f32,
-  // row-major) rounded to its dtype or, with transposed, an f32 matrix with valuesᵀ (values cols × rows).
+  // row-major) rounded to its dtype or, with transposed, an f32 or paired matrix with valuesᵀ
+  // (values cols × rows).
   void WriteMatrix(const Napi::CallbackInfo& info) {
     guarded([&] {
       PackedMatrix& w = Matrix::From(info, 0);
       auto values = f32_arg(info, 1, "values", static_cast<size_t>(w.rows()) * w.cols(), "writeMatrix");
       const bool transposed = info[2].ToBoolean().Value();
-      if (w.paired() && !transposed) throw_range(info.Env(), "writeMatrix: a paired matrix takes transposed values only");
       if (transposed && w.dtype() != DType::F32 && !w.paired()) throw_range(info.Env(), "writeMatrix: only an f32 or a paired matrix takes transposed values");
       context_->write_matrix(w, values.Data(), transposed);
     });

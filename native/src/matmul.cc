@@ -126,37 +126,45 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
 }
 
 void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out, const float* x, int rows, const PackedMatrix& w,
-                   bool accumulate, int depth_limit) {
+                   const float* bias, bool accumulate, int depth_limit) {
   const Bf16Kernels& kernels = *bf16_kernels();
   const int cols = w.cols();
   const int stored = w.stored_cols();
   const int outputs = w.rows();
   const int panels = w.panels();
-  // x rounded once, shared by every task (a task's rows meet every panel chunk).
+  const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
+  // x rounded once, shared by every task (a task's rows meet every panel chunk); by the calling
+  // thread alone when the product is (decode's rows).
   rounded.resize(static_cast<size_t>(rows) * stored);
-  const int row_chunks = std::min(rows, pool.size() * 4);
-  pool.parallel_for(row_chunks, [&](int chunk, int) {
+  const int row_chunks = serial ? 1 : std::min(rows, pool.size() * 4);
+  auto round_chunk = [&](int chunk, int) {
     const int begin = chunk * rows / row_chunks;
     const int end = (chunk + 1) * rows / row_chunks;
     kernels.round_rows(x + static_cast<size_t>(begin) * cols, end - begin, cols, rounded.data() + static_cast<size_t>(begin) * stored, stored);
-  });
+  };
+  if (serial) {
+    round_chunk(0, 0);
+  } else {
+    pool.parallel_for(row_chunks, round_chunk);
+  }
   const uint32_t* pairs = reinterpret_cast<const uint32_t*>(rounded.data());
   const int col_pairs = stored / 2;
   const int depth = std::max(1, std::min(col_pairs, depth_limit / 2));
-  const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
   const Plan p = plan(rows, panels, cols, serial ? 1 : pool.size());
   const size_t panel_stride = static_cast<size_t>(kPanel) * stored;
   auto run = [&](int task, int) {
     for_task_groups(p, task, rows, panels, outputs, [&](int row_begin, int row_end, int first, int count, int valid_last) {
+      const float* group_bias = bias != nullptr ? bias + static_cast<size_t>(first) * kPanel : nullptr;
       for (int j0 = 0; j0 < col_pairs; j0 += depth) {
         const int block = std::min(depth, col_pairs - j0);
         const bool resume = accumulate || j0 > 0;
-        const Chain chain = resume ? Chain::kMiddle : Chain::kFirst;
+        const bool finish = j0 + block == col_pairs;
+        const Chain chain = resume ? (finish ? Chain::kLast : Chain::kMiddle) : (finish ? Chain::kWhole : Chain::kFirst);
         const uint16_t* data = reinterpret_cast<const uint16_t*>(w.panel(first)) + static_cast<size_t>(j0) * 2 * kPanel;
         for (int row = row_begin; row < row_end; row += kernels.tile_rows) {
           const int n = std::min(kernels.tile_rows, row_end - row);
           kernels.tile(pairs + static_cast<size_t>(row) * col_pairs + j0, col_pairs, n, data, panel_stride, count, block,
-                       out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, chain);
+                       out + static_cast<size_t>(row) * outputs + static_cast<size_t>(first) * kPanel, outputs, valid_last, group_bias, chain);
         }
       }
     });

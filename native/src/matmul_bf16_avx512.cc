@@ -25,13 +25,12 @@ FLYWHEEL_AVX512_BF16 inline __m512i round32(__m512 low, __m512 high) {
 }
 
 // R rows × P panels of 16 outputs, over `pairs` pairs of columns; `valid_last` outputs in the last
-// panel. Resume: the sums start from out's values (see Chain); nothing is added at the end, as the
-// input gradient has no bias.
-template <int R, int P, bool Resume>
+// panel. Resume: the sums start from out's values; Finish: + bias (null: none) at the end (see Chain).
+template <int R, int P, bool Resume, bool Finish>
 FLYWHEEL_AVX512_BF16 void paired_tile(const uint32_t* x, size_t x_stride, const uint16_t* panel, size_t panel_stride, int pairs,
-                                      float* out, size_t out_stride, int valid_last) {
+                                      float* out, size_t out_stride, int valid_last, const float* bias) {
   __m512 acc[P][R];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int p = 0; p < P; p++) {
     const __mmask16 mask = lanes_left(p == P - 1 ? valid_last : kPanel);
 #pragma GCC unroll 8
@@ -39,60 +38,69 @@ FLYWHEEL_AVX512_BF16 void paired_tile(const uint32_t* x, size_t x_stride, const 
   }
   for (int j = 0; j < pairs; j++) {
     __m512i w[P];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int p = 0; p < P; p++) w[p] = _mm512_loadu_si512(panel + p * panel_stride + static_cast<size_t>(j) * 2 * kPanel);
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
       const __m512bh xr = as_pairs(_mm512_set1_epi32(static_cast<int>(x[r * x_stride + j])));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int p = 0; p < P; p++) acc[p][r] = _mm512_dpbf16_ps(acc[p][r], xr, as_pairs(w[p]));
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int p = 0; p < P; p++) {
     const __mmask16 mask = lanes_left(p == P - 1 ? valid_last : kPanel);
+    if (Finish && bias != nullptr) {
+      // The last panel's padding outputs have no bias entry: the masked load skips them.
+      const __m512 b = _mm512_maskz_loadu_ps(mask, bias + p * kPanel);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; r++) acc[p][r] = _mm512_add_ps(acc[p][r], b);
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(out + r * out_stride + p * kPanel, mask, acc[p][r]);
   }
 }
 
-// R rows over `panels` panels: two side by side while two remain, then one.
-template <int R, bool Resume>
+// R rows over `panels` panels: P side by side while P remain, then one at a time. Few rows take
+// more panels at once, so decode still has independent sums to hide vdpbf16ps's latency.
+template <int R, int P, bool Resume, bool Finish>
 FLYWHEEL_AVX512_BF16 void paired_run(const uint32_t* x, size_t x_stride, const uint16_t* panel, size_t panel_stride, int panels,
-                                     int pairs, float* out, size_t out_stride, int valid_last) {
+                                     int pairs, float* out, size_t out_stride, int valid_last, const float* bias) {
   int i = 0;
-  for (; i + 2 <= panels; i += 2) {
-    paired_tile<R, 2, Resume>(x, x_stride, panel + i * panel_stride, panel_stride, pairs, out + i * kPanel, out_stride,
-                              i + 2 == panels ? valid_last : kPanel);
+  if constexpr (P > 1) {
+    for (; i + P <= panels; i += P) {
+      paired_tile<R, P, Resume, Finish>(x, x_stride, panel + i * panel_stride, panel_stride, pairs, out + i * kPanel, out_stride,
+                                        i + P == panels ? valid_last : kPanel, bias != nullptr ? bias + i * kPanel : nullptr);
+    }
   }
-  if (i < panels) paired_tile<R, 1, Resume>(x, x_stride, panel + i * panel_stride, panel_stride, pairs, out + i * kPanel, out_stride, valid_last);
+  for (; i < panels; i++) {
+    paired_tile<R, 1, Resume, Finish>(x, x_stride, panel + i * panel_stride, panel_stride, pairs, out + i * kPanel, out_stride,
+                                      i + 1 == panels ? valid_last : kPanel, bias != nullptr ? bias + i * kPanel : nullptr);
+  }
 }
 
 constexpr int kPairedTileRows = 8;
 
-template <bool Resume>
+template <bool Resume, bool Finish>
 FLYWHEEL_AVX512_BF16 void paired_rows(const uint32_t* x, size_t x_stride, int rows, const uint16_t* panel, size_t panel_stride,
-                                      int panels, int pairs, float* out, size_t out_stride, int valid_last) {
+                                      int panels, int pairs, float* out, size_t out_stride, int valid_last, const float* bias) {
   switch (rows) {
-    case 1: return paired_run<1, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 2: return paired_run<2, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 3: return paired_run<3, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 4: return paired_run<4, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 5: return paired_run<5, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 6: return paired_run<6, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    case 7: return paired_run<7, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-    default: return paired_run<kPairedTileRows, Resume>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
+    case 1: return paired_run<1, 8, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 2: return paired_run<2, 4, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 3: return paired_run<3, 4, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 4: return paired_run<4, 2, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 5: return paired_run<5, 2, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 6: return paired_run<6, 2, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    case 7: return paired_run<7, 2, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+    default: return paired_run<kPairedTileRows, 2, Resume, Finish>(x, x_stride, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
   }
 }
 
-// Chain: only whether the sums resume matters; there is no bias to add at the end.
 FLYWHEEL_AVX512_BF16 void tile(const uint32_t* x, size_t x_stride, int rows, const uint16_t* panel, size_t panel_stride, int panels,
-                               int pairs, float* out, size_t out_stride, int valid_last, Chain chain) {
-  if (chain_resumes(chain)) {
-    paired_rows<true>(x, x_stride, rows, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-  } else {
-    paired_rows<false>(x, x_stride, rows, panel, panel_stride, panels, pairs, out, out_stride, valid_last);
-  }
+                               int pairs, float* out, size_t out_stride, int valid_last, const float* bias, Chain chain) {
+  with_chain_flags(chain, [&](auto resume, auto finish) FLYWHEEL_AVX512_BF16 {
+    paired_rows<decltype(resume)::value, decltype(finish)::value>(x, x_stride, rows, panel, panel_stride, panels, pairs, out, out_stride, valid_last, bias);
+  });
 }
 
 FLYWHEEL_AVX512_BF16 void round_rows(const float* x, int rows, int cols, uint16_t* out, int stored_cols) {

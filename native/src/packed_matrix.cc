@@ -33,16 +33,22 @@ std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size) {
   return std::unique_ptr<uint8_t, AlignedDeleter>(static_cast<uint8_t*>(pointer));
 }
 
-PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data)
-    : rows_(rows), cols_(cols), dtype_(dtype), data_(aligned_bytes(byte_size())) {
+PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data, bool paired)
+    : rows_(rows), cols_(cols), dtype_(dtype), paired_(paired), data_(aligned_bytes(byte_size())) {
+  if (paired && dtype != DType::BF16) throw std::invalid_argument("a paired matrix is bf16");
   const size_t element = dtype_size(dtype);
   uint8_t* packed = data_.get();
   std::memset(packed, 0, byte_size());
   for (int row = 0; row < rows; row++) {
     const uint8_t* source = data + static_cast<size_t>(row) * cols * element;
-    uint8_t* target = packed + (static_cast<size_t>(row / kPanel) * kPanel * cols + row % kPanel) * element;
-    for (int col = 0; col < cols; col++) std::memcpy(target + static_cast<size_t>(col) * kPanel * element, source + col * element, element);
+    for (int col = 0; col < cols; col++) std::memcpy(packed + index(row, col) * element, source + col * element, element);
   }
+}
+
+size_t PackedMatrix::index(int row, int col) const {
+  const size_t panel_start = static_cast<size_t>(row / kPanel) * kPanel * stored_cols();
+  if (paired_) return panel_start + static_cast<size_t>(col / 2) * 2 * kPanel + (row % kPanel) * 2 + col % 2;
+  return panel_start + static_cast<size_t>(col) * kPanel + row % kPanel;
 }
 
 PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, bool paired)
@@ -54,10 +60,12 @@ namespace {
 // value of Wᵀ from w's stored value at `source`. Block (p, q): Wᵀ's outputs 16p.. (w's columns) by
 // Wᵀ's columns 16q.. (w's rows). In w, panel q's columns 16p..16p+15 are 256 consecutive values,
 // column by column; in Wᵀ, panel p's columns 16q..16q+15 are 256 consecutive values too: the block
-// is transposed in between.
+// is transposed in between. In a paired w the block's 256 values are its 8 pairs of columns, each
+// 16 outputs × 2 values.
 template <typename T, typename Value>
 void transpose_panels(const PackedMatrix& w, T* out, int t_panels, int t_cols, Value value) {
   const size_t element = dtype_size(w.dtype());
+  const bool paired = w.paired();
   for (int p = 0; p < t_panels; p++) {
     T* panel = out + static_cast<size_t>(p) * kPanel * t_cols;
     for (int q = 0; q < w.panels(); q++) {
@@ -67,7 +75,8 @@ void transpose_panels(const PackedMatrix& w, T* out, int t_panels, int t_cols, V
         T* target = panel + static_cast<size_t>(q * kPanel + j) * kPanel;
         for (int i = 0; i < kPanel; i++) {
           // Past w's last column, Wᵀ's last panel holds zeros.
-          target[i] = p * kPanel + i < w.cols() ? value(block + static_cast<size_t>(i * kPanel + j) * element) : T{0};
+          const int offset = paired ? (i / 2) * 2 * kPanel + j * 2 + i % 2 : i * kPanel + j;
+          target[i] = p * kPanel + i < w.cols() ? value(block + static_cast<size_t>(offset) * element) : T{0};
         }
       }
     }
@@ -123,29 +132,42 @@ std::unique_ptr<PackedMatrix> PackedMatrix::paired_transposed(const PackedMatrix
   return t;
 }
 
-void PackedMatrix::read_row(int row, float* out) const {
-  if (paired_) {
-    const uint16_t* panel = reinterpret_cast<const uint16_t*>(this->panel(row / kPanel)) + (row % kPanel) * 2;
-    for (int col = 0; col < cols_; col++) out[col] = bf16_to_f32(panel[(col / 2) * 2 * kPanel + col % 2]);
-    return;
+std::unique_ptr<PackedMatrix> PackedMatrix::paired_copy(const PackedMatrix& w) {
+  std::unique_ptr<PackedMatrix> copy(new PackedMatrix(w.rows(), w.cols(), DType::BF16, true));
+  std::memset(copy->data_.get(), 0, copy->byte_size());
+  uint16_t* packed = reinterpret_cast<uint16_t*>(copy->data_.get());
+  std::vector<float> row(static_cast<size_t>(w.cols()));
+  for (int o = 0; o < w.rows(); o++) {
+    w.read_row(o, row.data());
+    for (int col = 0; col < w.cols(); col++) packed[copy->index(o, col)] = f32_to_bf16(row[col]);
   }
-  const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
+  return copy;
+}
+
+void PackedMatrix::read_row(int row, float* out) const {
   const uint8_t* base = data_.get();
   for (int col = 0; col < cols_; col++) {
-    const size_t index = start + static_cast<size_t>(col) * kPanel;
+    const size_t at = index(row, col);
     if (dtype_ == DType::F32) {
-      std::memcpy(&out[col], base + index * 4, 4);
+      std::memcpy(&out[col], base + at * 4, 4);
     } else {
       uint16_t bits;
-      std::memcpy(&bits, base + index * 2, 2);
+      std::memcpy(&bits, base + at * 2, 2);
       out[col] = dtype_ == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
     }
   }
 }
 
 void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
-  if (paired_) throw std::invalid_argument("write: a paired matrix takes transposed values only");
   const int row_end = std::min(rows_, last_panel * kPanel);
+  if (paired_) {
+    uint16_t* packed = reinterpret_cast<uint16_t*>(data_.get());
+    for (int row = first_panel * kPanel; row < row_end; row++) {
+      const float* source = values + static_cast<size_t>(row) * cols_;
+      for (int col = 0; col < cols_; col++) packed[index(row, col)] = f32_to_bf16(source[col]);
+    }
+    return;
+  }
   for (int row = first_panel * kPanel; row < row_end; row++) {
     const size_t start = static_cast<size_t>(row / kPanel) * kPanel * cols_ + row % kPanel;
     const float* source = values + static_cast<size_t>(row) * cols_;

@@ -4,11 +4,11 @@
 // contiguous memory, which suits both one-row decode (streaming, no horizontal sums) and the
 // blocked many-row GEMM. Outputs past `rows` in the last panel are zero.
 //
-// A paired matrix (bf16 only; made by `paired_transposed` for the backward's bf16 products) keeps
-// columns k and k + 1 of each output side by side instead: panel p's pair j holds (o, 2j) and
-// (o, 2j + 1) for o = 16p..16p+15 at [j·32 + (o % 16)·2 + k % 2], one 64-byte line per pair, which
-// is the operand vdpbf16ps multiplies a broadcast pair of inputs with. An odd last column pairs
-// with zeros.
+// A paired matrix (bf16 only, for the bf16 products of matmul_bf16.h: a bf16 checkpoint's weight or
+// a rounded copy under the forward's, a Wᵀ under the backward's) keeps columns k and k + 1 of each
+// output side by side instead: panel p's pair j holds (o, 2j) and (o, 2j + 1) for o = 16p..16p+15
+// at [j·32 + (o % 16)·2 + k % 2], one 64-byte line per pair, which is the operand vdpbf16ps
+// multiplies a broadcast pair of inputs with. An odd last column pairs with zeros.
 #pragma once
 
 #include <cstddef>
@@ -34,13 +34,16 @@ std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size);
 class PackedMatrix {
  public:
   // `data` holds rows × cols values of `dtype`, row-major and little-endian, as a checkpoint stores them.
-  PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data);
+  // With `paired` (bf16 only) the values are laid out in pairs of columns.
+  PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data, bool paired = false);
   // Wᵀ of `w` [w.cols() × w.rows()]: the layout the backward's dX = dY·W multiplies with, in
   // `dtype`, which is f32 (every value widened exactly) or w's own (the same values). Each 16×16
   // block of w's panels is one block of Wᵀ's, transposed, so no other copy of the values is made.
   static std::unique_ptr<PackedMatrix> transposed(const PackedMatrix& w, DType dtype);
   // Wᵀ of `w` as a paired bf16 matrix (every value rounded to nearest even).
   static std::unique_ptr<PackedMatrix> paired_transposed(const PackedMatrix& w);
+  // `w` itself as a paired bf16 matrix (every value rounded to nearest even).
+  static std::unique_ptr<PackedMatrix> paired_copy(const PackedMatrix& w);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -57,7 +60,7 @@ class PackedMatrix {
   // Row `row` widened to f32 (an embedding lookup).
   void read_row(int row, float* out) const;
   // Replaces the values of panels [first_panel, last_panel) from rows × cols f32 values
-  // (row-major), rounded to dtype() (training updates the weights it computes with). Not paired.
+  // (row-major), rounded to dtype() (training updates the weights it computes with).
   void write(const float* values, int first_panel, int last_panel);
   // f32 or paired: replaces the values of panels [first_panel, last_panel) with the transpose of
   // `source` [cols() × rows()] row-major, so Wᵀ follows W after an optimizer step. No transpose is
@@ -68,6 +71,8 @@ class PackedMatrix {
   // Uninitialized storage of [rows × cols] values of dtype, for transposed to fill.
   PackedMatrix(int rows, int cols, DType dtype, bool paired = false);
   void write_paired_transposed(const float* source, int first_panel, int last_panel);
+  // Where value (row, col) sits, counted in values from the start of the storage.
+  size_t index(int row, int col) const;
 
   int rows_;
   int cols_;

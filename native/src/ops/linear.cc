@@ -1,6 +1,7 @@
-// A linear layer y = x·Wᵀ (+ b): the forward on the packed weight, and the weight gradient for
-// full-parameter training. (The input gradient dY·W is the forward against Wᵀ, packed by the
-// caller, or against a paired Wᵀ under the bf16 backward; see matmul_bf16.h.)
+// A linear layer y = x·Wᵀ (+ b): the forward on the packed weight (a paired one under the bf16
+// forward; see matmul_bf16.h), and the weight gradient for full-parameter training. (The input
+// gradient dY·W is the forward against Wᵀ, packed by the caller, or against a paired Wᵀ under the
+// bf16 backward.)
 #include <algorithm>
 #include <stdexcept>
 
@@ -41,7 +42,7 @@ void split_weight_gradient(ThreadPool& pool, bool serial, int steps, int chunk, 
 
 void KernelContext::matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate) {
   if (w.paired()) {
-    flywheel::matmul_paired(pool_, bf16_rows_, out, x, rows, w, accumulate, matmul_depth_);
+    flywheel::matmul_paired(pool_, bf16_rows_, out, x, rows, w, bias, accumulate, matmul_depth_);
     return;
   }
   flywheel::matmul(pool_, scratch_, matmul_kernels_, out, x, rows, w, bias, accumulate, matmul_depth_);
@@ -49,7 +50,6 @@ void KernelContext::matmul(float* out, const float* x, int rows, const PackedMat
 
 void KernelContext::write_matrix(PackedMatrix& w, const float* values, bool transposed) {
   // Checked here, not in a task: an exception must not leave a pool thread.
-  if (w.paired() && !transposed) throw std::invalid_argument("write_matrix: a paired matrix takes transposed values only");
   if (transposed && w.dtype() != DType::F32 && !w.paired()) throw std::invalid_argument("write_matrix: only an f32 or a paired matrix takes transposed values");
   // At least 16k values a task: a small matrix is cheaper written by one thread than handed out.
   const size_t panel_values = static_cast<size_t>(kPanel) * w.cols();

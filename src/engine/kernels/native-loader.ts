@@ -3,8 +3,8 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { KernelAddon, SimdChoice } from "./native/addon.js";
 import { NativeKernels } from "./native/index.js";
-import { backwardPrecisionFromEnv, threadsFromEnv } from "./settings.js";
-import type { BackwardPrecision, Kernels } from "./types.js";
+import { backwardPrecisionFromEnv, forwardPrecisionFromEnv, threadsFromEnv } from "./settings.js";
+import type { ProductPrecision, Kernels } from "./types.js";
 
 /** Why the native kernels could not be used; the message is shown to the operator as is. */
 export class NativeKernelsUnavailable extends Error {}
@@ -32,7 +32,7 @@ export interface LoadNativeKernelsOptions {
   threads?: number;
   simd?: SimdChoice;
   env?: Record<string, string | undefined>;
-  /** Where the message goes when FLYWHEEL_BACKWARD_PRECISION=bf16 cannot apply here (default: console.warn). */
+  /** Where the message goes when a bf16 precision setting cannot apply here (default: console.warn). */
   warn?: (message: string) => void;
 }
 
@@ -46,25 +46,30 @@ export function loadNativeKernels(options: LoadNativeKernelsOptions = {}): Kerne
   const defaults = options.threads === undefined && options.simd === undefined;
   if (defaults && shared) return shared;
   const threads = options.threads ?? threadsFromEnv(options.env);
-  const kernels = new NativeKernels(kernelAddon, { threads, simd: options.simd, backwardPrecision: backwardPrecisionHere(kernelAddon, options) });
+  const kernels = new NativeKernels(kernelAddon, {
+    threads,
+    simd: options.simd,
+    forwardPrecision: precisionHere("FLYWHEEL_FORWARD_PRECISION", forwardPrecisionFromEnv(options.env), kernelAddon, options),
+    backwardPrecision: precisionHere("FLYWHEEL_BACKWARD_PRECISION", backwardPrecisionFromEnv(options.env), kernelAddon, options),
+  });
   if (defaults) shared = kernels;
   return kernels;
 }
 
-let bf16FallbackReported = false;
+const bf16FallbacksReported = new Set<string>();
 
 /**
- * FLYWHEEL_BACKWARD_PRECISION, where this CPU can run it: bf16 products need AVX-512 BF16 (and the
- * avx512 level), so elsewhere the backward stays f32, said once per process.
+ * A precision setting (`setting`, asking for `wanted`) where this CPU can run it: bf16 products
+ * need AVX-512 BF16 (and the avx512 level), so elsewhere the products stay f32, said once per
+ * process and setting.
  */
-function backwardPrecisionHere(kernelAddon: KernelAddon, options: LoadNativeKernelsOptions): BackwardPrecision {
-  const wanted = backwardPrecisionFromEnv(options.env);
+function precisionHere(setting: string, wanted: ProductPrecision, kernelAddon: KernelAddon, options: LoadNativeKernelsOptions): ProductPrecision {
   const level = options.simd ?? "auto";
   if (wanted === "f32" || (kernelAddon.bf16Products && (level === "auto" || level === "avx512"))) return wanted;
-  if (!bf16FallbackReported) {
-    bf16FallbackReported = true;
+  if (!bf16FallbacksReported.has(setting)) {
+    bf16FallbacksReported.add(setting);
     const why = kernelAddon.bf16Products ? `the kernels run at the ${level} level` : "this CPU has no AVX-512 BF16";
-    (options.warn ?? console.warn)(`flywheel: FLYWHEEL_BACKWARD_PRECISION=bf16 is ignored because ${why}; the backward's products stay f32`);
+    (options.warn ?? console.warn)(`flywheel: ${setting}=bf16 is ignored because ${why}; its products stay f32`);
   }
   return "f32";
 }

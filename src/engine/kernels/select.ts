@@ -1,6 +1,6 @@
 import { loadNativeKernels, NativeKernelsUnavailable } from "./native-loader.js";
 import { TsKernels } from "./ts/index.js";
-import { backwardPrecisionFromEnv, type KernelsChoice, kernelsChoiceFromEnv } from "./settings.js";
+import { backwardPrecisionFromEnv, forwardPrecisionFromEnv, type KernelsChoice, kernelsChoiceFromEnv } from "./settings.js";
 import type { Kernels } from "./types.js";
 
 export interface SelectKernelsOptions {
@@ -23,7 +23,7 @@ let fallbackReported = false;
  */
 export function selectKernels(options: SelectKernelsOptions = {}): Kernels {
   const choice = options.choice ?? kernelsChoiceFromEnv(options.env);
-  const reference = () => new TsKernels({ backwardPrecision: backwardPrecisionFromEnv(options.env) });
+  const reference = () => new TsKernels({ forwardPrecision: forwardPrecisionFromEnv(options.env), backwardPrecision: backwardPrecisionFromEnv(options.env) });
   if (choice === "ts") return reference();
   try {
     return (options.loadNative ?? loadNativeKernels)();

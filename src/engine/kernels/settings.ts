@@ -1,5 +1,5 @@
 import os from "node:os";
-import type { BackwardPrecision } from "./types.js";
+import type { ProductPrecision } from "./types.js";
 
 /**
  * The engine's settings that come from the environment (docs/configuration.md), read here and
@@ -23,12 +23,20 @@ export function parseKernelsChoice(value: string | undefined): KernelsChoice {
   throw new Error(`FLYWHEEL_KERNELS must be "ts" or "native" (or unset), got ${JSON.stringify(value)}`);
 }
 
+/** FLYWHEEL_FORWARD_PRECISION: what the forward's weight products multiply in (unset: f32). */
+export function forwardPrecisionFromEnv(env: Env = process.env): ProductPrecision {
+  return parsePrecision("FLYWHEEL_FORWARD_PRECISION", env.FLYWHEEL_FORWARD_PRECISION);
+}
+
 /** FLYWHEEL_BACKWARD_PRECISION: what the backward's matrix products multiply in (unset: f32). */
-export function backwardPrecisionFromEnv(env: Env = process.env): BackwardPrecision {
-  const value = env.FLYWHEEL_BACKWARD_PRECISION;
+export function backwardPrecisionFromEnv(env: Env = process.env): ProductPrecision {
+  return parsePrecision("FLYWHEEL_BACKWARD_PRECISION", env.FLYWHEEL_BACKWARD_PRECISION);
+}
+
+function parsePrecision(name: string, value: string | undefined): ProductPrecision {
   if (value === undefined || value === "" || value === "f32") return "f32";
   if (value === "bf16") return value;
-  throw new Error(`FLYWHEEL_BACKWARD_PRECISION must be "f32" or "bf16" (or unset), got ${JSON.stringify(value)}`);
+  throw new Error(`${name} must be "f32" or "bf16" (or unset), got ${JSON.stringify(value)}`);
 }
 
 /** FLYWHEEL_THREADS (a positive integer) or the number of CPUs this process may use. */

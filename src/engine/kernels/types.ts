@@ -17,11 +17,17 @@ export interface Kernels {
   readonly name: string;
 
   /**
-   * What `linearBackward` and `linearWeightBackward` multiply in (FLYWHEEL_BACKWARD_PRECISION):
-   * "f32", or "bf16" (each operand rounded to bf16, nearest even, the sums kept in f32 or wider).
-   * Every other kernel, the forward included, computes as it does under "f32".
+   * What `matmul` multiplies in (FLYWHEEL_FORWARD_PRECISION): "f32", or "bf16" (x and the weight
+   * rounded to bf16, nearest even, the sums kept in f32 or wider). The sampler and the trainer run
+   * the same forward, so either way their logprobs agree bit for bit.
    */
-  readonly backwardPrecision: BackwardPrecision;
+  readonly forwardPrecision: ProductPrecision;
+
+  /**
+   * What `linearBackward` and `linearWeightBackward` multiply in (FLYWHEEL_BACKWARD_PRECISION), as
+   * `forwardPrecision`. Every kernel other than these and `matmul` computes in f32 either way.
+   */
+  readonly backwardPrecision: ProductPrecision;
 
   // Weights ----------------------------------------------------------------------------------
 
@@ -175,7 +181,8 @@ export interface AttentionShape {
   headDim: number;
 }
 
-export type BackwardPrecision = "f32" | "bf16";
+/** What a kernel's matrix products multiply in: f32, or operands rounded to bf16 with f32 sums. */
+export type ProductPrecision = "f32" | "bf16";
 
 export interface LinearBackwardArgs {
   /** [rows × w.cols] */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { choiceTokens, runCore, startedOf } from "../../testing/engine.js";
-import { type KernelBackend, testKernelBackends } from "../../testing/kernel-backends.js";
+import { bf16TestKernelBackends, type KernelBackend, testKernelBackends } from "../../testing/kernel-backends.js";
 import { randomizeAdapter } from "../../testing/lora.js";
-import { loadTinyModel } from "../../testing/models.js";
+import { loadTinyModel, type TinyModelVariant } from "../../testing/models.js";
 import { packedTestRow } from "../../testing/packed-rows.js";
 import type { SampledToken } from "../api.js";
 import type { Architecture } from "../checkpoint/model-config.js";
@@ -19,11 +19,17 @@ import { LoraTrainer } from "./lora-trainer.js";
  * logprob the engine returned (same weights, same adapter), bit for bit — whether the completion
  * was sampled alone, in a batch with others, in prefill chunks, after a prefix-cache hit, or with
  * a LoRA adapter — because the trainer's forward is the sampler's forward on the same kernels.
+ * Under bf16 products (FLYWHEEL_FORWARD_PRECISION=bf16) too, with f32 weights (rounded copies) and
+ * with a bf16 checkpoint (its weights packed for the bf16 products as loaded).
  */
-const cases = (["llama", "qwen2", "qwen3"] as Architecture[]).flatMap((architecture) => testKernelBackends().map((backend): [Architecture, KernelBackend] => [architecture, backend]));
+const architectures: Architecture[] = ["llama", "qwen2", "qwen3"];
+const cases: [Architecture, KernelBackend, TinyModelVariant][] = [
+  ...architectures.flatMap((architecture) => [...testKernelBackends(), ...bf16TestKernelBackends()].map((backend): [Architecture, KernelBackend, TinyModelVariant] => [architecture, backend, {}])),
+  ...bf16TestKernelBackends().map((backend): [Architecture, KernelBackend, TinyModelVariant] => ["qwen2", backend, { dtype: "bf16" }]),
+];
 
-describe.each(cases)("sampler/trainer logprob parity on %s, %s kernels", (architecture, backend) => {
-  const model = loadTinyModel(architecture, {}, backend);
+describe.each(cases)("sampler/trainer logprob parity on %s, %s kernels, variant %o", (architecture, backend, variant) => {
+  const model = loadTinyModel(architecture, variant, backend);
   const adapter = randomizeAdapter(createLoraAdapter(model.config, { seed: 5 }), 9);
   const trainer = new LoraTrainer(model.transformer, adapter);
   const prompt = Array.from({ length: 21 }, (_, i) => 5 + ((i * 37) % 300));

@@ -8,16 +8,19 @@ import type { FloatDType } from "../../checkpoint/dtype.js";
 export interface KernelAddon {
   Context: new (threads: number, simd: SimdChoice, matmulDepth?: number) => AddonContext;
   Matrix: {
-    /** Packs a row-major checkpoint tensor. */
-    new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array): AddonMatrix;
+    /** Packs a row-major checkpoint tensor; a bf16 one may be packed paired for the bf16 products (needs `bf16Products`). */
+    new (rows: number, cols: number, dtype: FloatDType, data: Uint8Array, layout?: "paired"): AddonMatrix;
     /** Wᵀ of another matrix, in f32 (every value widened exactly) or in the matrix's own dtype. */
     new (transposeOf: AddonMatrix, dtype: FloatDType): AddonMatrix;
-    /** Wᵀ of another matrix in bf16, paired for the backward's bf16 products (needs `bf16Products`). */
-    new (transposeOf: AddonMatrix, dtype: "BF16", layout: "paired"): AddonMatrix;
+    /**
+     * Another matrix rounded to bf16 and paired for the bf16 products (needs `bf16Products`): W
+     * itself (the forward's), or its transpose (the backward's input gradient's).
+     */
+    new (of: AddonMatrix, dtype: "BF16", layout: "paired" | "paired-transposed"): AddonMatrix;
   };
   /** The best SIMD level this CPU supports: "avx512", "avx2" or "scalar". */
   bestSimd: string;
-  /** Whether this CPU has AVX-512 BF16, which the backward's bf16 products need (at the avx512 level). */
+  /** Whether this CPU has AVX-512 BF16, which the bf16 products need (at the avx512 level). */
   bf16Products: boolean;
 }
 
@@ -30,7 +33,7 @@ export interface AddonMatrix {
   readonly rows: number;
   readonly cols: number;
   readonly dtype: "f32" | "f16" | "bf16";
-  /** Laid out for the bf16 products (packed_matrix.h): only the input gradient's matmul takes it. */
+  /** Laid out for the bf16 products (packed_matrix.h), which the matmul then runs (needs `bf16Products`). */
   readonly paired: boolean;
   readonly byteLength: number;
   /** Every value widened to f32, row-major. */

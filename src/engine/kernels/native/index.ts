@@ -6,7 +6,7 @@ import type {
   AdamWStepArgs,
   AttentionArgs,
   AttentionBackwardArgs,
-  BackwardPrecision,
+  ProductPrecision,
   GemmOptions,
   Kernels,
   LinearBackwardArgs,
@@ -27,7 +27,9 @@ export interface NativeKernelsOptions {
   /** Columns per block of the matmul's sums (default 1024); the bits do not depend on it, which tests check. */
   matmulDepth?: number;
   /** Default "f32"; "bf16" needs a context with `bf16Products` (AVX-512 BF16), else the constructor throws. */
-  backwardPrecision?: BackwardPrecision;
+  forwardPrecision?: ProductPrecision;
+  /** As `forwardPrecision`. */
+  backwardPrecision?: ProductPrecision;
 }
 
 /** A weight packed by the native addon: kept in its stored precision, laid out for the matmul. */
@@ -53,11 +55,18 @@ export class NativeMatrix implements WeightMatrix {
  *
  * The input gradient of a linear layer, dY·W, is the forward matmul against Wᵀ, packed once per
  * weight (f32) and kept: the backward then runs on the same tiles as prefill.
+ *
+ * Under the bf16 forward every matmul multiplies a paired bf16 matrix (packed_matrix.h): a bf16
+ * checkpoint's weight is packed that way from the start (the same values), any other weight gets a
+ * rounded copy on first use, rewritten after each `syncWeights`.
  */
 export class NativeKernels implements Kernels {
   readonly name = "native";
-  readonly backwardPrecision: BackwardPrecision;
+  readonly forwardPrecision: ProductPrecision;
+  readonly backwardPrecision: ProductPrecision;
   private readonly context: AddonContext;
+  /** The bf16 forward's paired copies of weights not stored paired. */
+  private readonly forwardCopies = new WeakMap<WeightMatrix, AddonMatrix>();
   /** Wᵀ of each weight the backward has seen, packed for the forward matmul. */
   private readonly transposed = new WeakMap<WeightMatrix, WeightMatrix>();
   /** Row-major f32 copies of the weights full-parameter training updates (`weightValues`). */
@@ -70,9 +79,10 @@ export class NativeKernels implements Kernels {
     options: NativeKernelsOptions,
   ) {
     this.context = new addon.Context(options.threads, options.simd ?? "auto", options.matmulDepth);
+    this.forwardPrecision = options.forwardPrecision ?? "f32";
     this.backwardPrecision = options.backwardPrecision ?? "f32";
-    if (this.backwardPrecision === "bf16" && !this.context.bf16Products) {
-      throw new RangeError(`bf16 backward products need AVX-512 BF16 at the avx512 level (this context: ${this.context.simd}, CPU support: ${addon.bf16Products})`);
+    if ((this.forwardPrecision === "bf16" || this.backwardPrecision === "bf16") && !this.context.bf16Products) {
+      throw new RangeError(`bf16 products need AVX-512 BF16 at the avx512 level (this context: ${this.context.simd}, CPU support: ${addon.bf16Products})`);
     }
   }
 
@@ -87,6 +97,7 @@ export class NativeKernels implements Kernels {
   }
 
   createMatrix(rows: number, cols: number, dtype: FloatDType, data: Uint8Array): WeightMatrix {
+    if (this.forwardPrecision === "bf16" && dtype === "BF16") return new NativeMatrix(this, new this.addon.Matrix(rows, cols, dtype, data, "paired"));
     return new NativeMatrix(this, new this.addon.Matrix(rows, cols, dtype, data));
   }
 
@@ -102,13 +113,15 @@ export class NativeKernels implements Kernels {
   syncWeights(): void {
     for (const [w, values] of this.values) {
       this.context.writeMatrix(this.handle(w), values, false);
+      const copy = this.forwardCopies.get(w);
+      if (copy) this.context.writeMatrix(copy, values, false);
       if (this.transposed.has(w)) this.staleTransposes.add(w);
     }
   }
 
   matmul(out: Float32Array, x: Float32Array, rows: number, w: WeightMatrix, bias?: Float32Array): void {
     checkDisjoint(out, x);
-    this.context.matmul(out, x, rows, this.handle(w), bias);
+    this.context.matmul(out, x, rows, this.forwardHandle(w), bias);
   }
 
   linearBackward({ dx, dy, rows, w, accumulate = false }: LinearBackwardArgs): void {
@@ -200,6 +213,18 @@ export class NativeKernels implements Kernels {
     return matrix.handle;
   }
 
+  /** What the forward multiplies: W itself, or under the bf16 forward a paired W (made on first use when W is not). */
+  private forwardHandle(w: WeightMatrix): AddonMatrix {
+    const handle = this.handle(w);
+    if (this.forwardPrecision === "f32" || handle.paired) return handle;
+    let copy = this.forwardCopies.get(w);
+    if (!copy) {
+      copy = new this.addon.Matrix(handle, "BF16", "paired");
+      this.forwardCopies.set(w, copy);
+    }
+    return copy;
+  }
+
   /**
    * Wᵀ, made on first use from W's packed values. A frozen W's is in W's own dtype: the same
    * values, so the same products, in half the memory for a 16-bit W (a Qwen2.5-0.5B LoRA job
@@ -215,7 +240,7 @@ export class NativeKernels implements Kernels {
     const paired = this.backwardPrecision === "bf16";
     if (!target || (values && !paired && target.dtype !== "f32")) {
       const handle = this.handle(w);
-      target = new NativeMatrix(this, paired ? new this.addon.Matrix(handle, "BF16", "paired") : new this.addon.Matrix(handle, values ? "F32" : toFloatDType(w.dtype)));
+      target = new NativeMatrix(this, paired ? new this.addon.Matrix(handle, "BF16", "paired-transposed") : new this.addon.Matrix(handle, values ? "F32" : toFloatDType(w.dtype)));
     }
     if (values) this.context.writeMatrix(this.handle(target), values, true);
     this.transposed.set(w, target);

@@ -3,7 +3,7 @@ import type {
   AdamWStepArgs,
   AttentionArgs,
   AttentionBackwardArgs,
-  BackwardPrecision,
+  ProductPrecision,
   GemmOptions,
   Kernels,
   LinearBackwardArgs,
@@ -32,12 +32,18 @@ import { tokenLogprobs, tokenLogprobsBackward } from "./token-logprobs.js";
 /** The plain TypeScript reference kernels: single-threaded, f32 storage, f64 accumulation. */
 export class TsKernels implements Kernels {
   readonly name = "ts";
-  readonly backwardPrecision: BackwardPrecision;
+  readonly forwardPrecision: ProductPrecision;
+  readonly backwardPrecision: ProductPrecision;
   private scratch = new Float64Array(1024);
+  /** The bf16 forward's rounded weights, dropped when the weights change (`syncWeights`). */
+  private roundedWeights = new WeakMap<F32Matrix, F32Matrix>();
+  /** The bf16 forward's rounded x. */
+  private roundedInput = new Float32Array(0);
   /** Transposed copies of dy and x for `linearWeightBackward`. */
   private transposed = new Float32Array(0);
 
-  constructor(options: { backwardPrecision?: BackwardPrecision } = {}) {
+  constructor(options: { forwardPrecision?: ProductPrecision; backwardPrecision?: ProductPrecision } = {}) {
+    this.forwardPrecision = options.forwardPrecision ?? "f32";
     this.backwardPrecision = options.backwardPrecision ?? "f32";
   }
 
@@ -50,11 +56,24 @@ export class TsKernels implements Kernels {
   }
 
   syncWeights(): void {
-    // weightValues are the very arrays these kernels read.
+    // weightValues are the very arrays these kernels read; only the bf16 forward's copies are stale.
+    this.roundedWeights = new WeakMap();
   }
 
   matmul(out: Float32Array, x: Float32Array, rows: number, w: WeightMatrix, bias?: Float32Array): void {
-    matmul(out, x, rows, asF32Matrix(w), bias);
+    let matrix = asF32Matrix(w);
+    if (this.forwardPrecision === "bf16") {
+      let rounded = this.roundedWeights.get(matrix);
+      if (!rounded) {
+        rounded = new F32Matrix(matrix.rows, matrix.cols, roundedToBf16(matrix.data));
+        this.roundedWeights.set(matrix, rounded);
+      }
+      matrix = rounded;
+      const size = rows * matrix.cols;
+      if (this.roundedInput.length < size) this.roundedInput = new Float32Array(Math.max(size, 2 * this.roundedInput.length));
+      x = roundedToBf16(x.subarray(0, size), this.roundedInput);
+    }
+    matmul(out, x, rows, matrix, bias);
   }
 
   linearBackward(args: LinearBackwardArgs): void {
