@@ -161,10 +161,15 @@ void PackedMatrix::read_row(int row, float* out) const {
 void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
   const int row_end = std::min(rows_, last_panel * kPanel);
   if (paired_) {
-    uint16_t* packed = reinterpret_cast<uint16_t*>(data_.get());
+    // Each row rounded at once (paired matrices exist only where the CPU has the bf16 products),
+    // then its pairs stored 16 apart, a panel's rows filling the same lines.
+    const RoundRows round_rows = bf16_kernels()->round_rows;
+    std::vector<uint32_t> pairs(static_cast<size_t>(stored_cols()) / 2);
+    uint32_t* packed = reinterpret_cast<uint32_t*>(data_.get());
     for (int row = first_panel * kPanel; row < row_end; row++) {
-      const float* source = values + static_cast<size_t>(row) * cols_;
-      for (int col = 0; col < cols_; col++) packed[index(row, col)] = f32_to_bf16(source[col]);
+      round_rows(values + static_cast<size_t>(row) * cols_, 1, cols_, reinterpret_cast<uint16_t*>(pairs.data()), stored_cols());
+      uint32_t* target = packed + index(row, 0) / 2;
+      for (size_t j = 0; j < pairs.size(); j++) target[j * kPanel] = pairs[j];
     }
     return;
   }

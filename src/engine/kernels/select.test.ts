@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { describeNative } from "../../testing/native.js";
 import { loadNativeKernels, NativeKernelsUnavailable } from "./native-loader.js";
 import { selectKernels } from "./select.js";
-import { backwardPrecisionFromEnv, parseKernelsChoice, threadsFromEnv } from "./settings.js";
+import { backwardPrecisionFromEnv, forwardPrecisionFromEnv, parseKernelsChoice, threadsFromEnv } from "./settings.js";
+
+/** Each precision setting: its variable, its parser and the `Kernels` property it sets. */
+const PRECISION_SETTINGS = [
+  ["FLYWHEEL_FORWARD_PRECISION", forwardPrecisionFromEnv, "forwardPrecision"],
+  ["FLYWHEEL_BACKWARD_PRECISION", backwardPrecisionFromEnv, "backwardPrecision"],
+] as const;
 
 const notBuilt = () => {
   throw new NativeKernelsUnavailable("the native kernel addon is not built");
@@ -38,14 +44,15 @@ describe("selectKernels", () => {
     expect(() => threadsFromEnv({ FLYWHEEL_THREADS: "two" })).toThrow(/FLYWHEEL_THREADS/);
   });
 
-  it("takes the backward's precision from FLYWHEEL_BACKWARD_PRECISION (f32 unless bf16 is asked for)", () => {
-    expect(backwardPrecisionFromEnv({})).toBe("f32");
-    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "" })).toBe("f32");
-    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "f32" })).toBe("f32");
-    expect(backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "bf16" })).toBe("bf16");
-    expect(() => backwardPrecisionFromEnv({ FLYWHEEL_BACKWARD_PRECISION: "fp16" })).toThrow(/FLYWHEEL_BACKWARD_PRECISION must be "f32" or "bf16" \(or unset\), got "fp16"/);
-    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts", FLYWHEEL_BACKWARD_PRECISION: "bf16" } }).backwardPrecision).toBe("bf16");
-    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts" } }).backwardPrecision).toBe("f32");
+  it.each(PRECISION_SETTINGS)("takes %s (f32 unless bf16 is asked for)", (name, fromEnv, property) => {
+    expect(fromEnv({})).toBe("f32");
+    expect(fromEnv({ [name]: "" })).toBe("f32");
+    expect(fromEnv({ [name]: "f32" })).toBe("f32");
+    expect(fromEnv({ [name]: "bf16" })).toBe("bf16");
+    expect(() => fromEnv({ [name]: "fp16" })).toThrow(new RegExp(`${name} must be "f32" or "bf16" \\(or unset\\), got "fp16"`));
+    const ts = selectKernels({ env: { FLYWHEEL_KERNELS: "ts", [name]: "bf16" } });
+    expect([ts.forwardPrecision, ts.backwardPrecision]).toEqual(property === "forwardPrecision" ? ["bf16", "f32"] : ["f32", "bf16"]);
+    expect(selectKernels({ env: { FLYWHEEL_KERNELS: "ts" } })[property]).toBe("f32");
   });
 });
 
@@ -61,20 +68,19 @@ describeNative("selectKernels with the native addon built", () => {
   });
 });
 
-describeNative("the native kernels under FLYWHEEL_BACKWARD_PRECISION=bf16", (addon) => {
-  const env = { FLYWHEEL_BACKWARD_PRECISION: "bf16" };
-
-  it.runIf(addon.bf16Products)("run the backward's products in bf16 where the CPU has AVX-512 BF16", () => {
-    expect(loadNativeKernels({ threads: 1, env, warn: () => expect.unreachable() }).backwardPrecision).toBe("bf16");
+describeNative("the native kernels under a bf16 precision setting", (addon) => {
+  it.runIf(addon.bf16Products).each(PRECISION_SETTINGS)("%s=bf16 runs those products in bf16 where the CPU has AVX-512 BF16", (name, _, property) => {
+    expect(loadNativeKernels({ threads: 1, env: { [name]: "bf16" }, warn: () => expect.unreachable() })[property]).toBe("bf16");
   });
 
-  it("stay f32, saying why once, where the kernels cannot run them", () => {
+  it.each(PRECISION_SETTINGS)("%s=bf16 stays f32, saying why once, where the kernels cannot run it", (name, _, property) => {
     const warnings: string[] = [];
     const warn = (message: string) => warnings.push(message);
     const simd = addon.bf16Products ? "avx2" : undefined;
-    expect(loadNativeKernels({ threads: 1, simd, env, warn }).backwardPrecision).toBe("f32");
-    expect(loadNativeKernels({ threads: 1, simd, env, warn }).backwardPrecision).toBe("f32");
+    const env = { [name]: "bf16" };
+    expect(loadNativeKernels({ threads: 1, simd, env, warn })[property]).toBe("f32");
+    expect(loadNativeKernels({ threads: 1, simd, env, warn })[property]).toBe("f32");
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(addon.bf16Products ? /FLYWHEEL_BACKWARD_PRECISION=bf16 is ignored because the kernels run at the avx2 level/ : /this CPU has no AVX-512 BF16/);
+    expect(warnings[0]).toMatch(addon.bf16Products ? new RegExp(`${name}=bf16 is ignored because the kernels run at the avx2 level`) : /this CPU has no AVX-512 BF16/);
   });
 });
