@@ -135,11 +135,11 @@ std::unique_ptr<PackedMatrix> PackedMatrix::paired_transposed(const PackedMatrix
 std::unique_ptr<PackedMatrix> PackedMatrix::paired_copy(const PackedMatrix& w) {
   std::unique_ptr<PackedMatrix> copy(new PackedMatrix(w.rows(), w.cols(), DType::BF16, true));
   std::memset(copy->data_.get(), 0, copy->byte_size());
-  uint16_t* packed = reinterpret_cast<uint16_t*>(copy->data_.get());
   std::vector<float> row(static_cast<size_t>(w.cols()));
+  std::vector<uint32_t> pairs(static_cast<size_t>(copy->stored_cols()) / 2);
   for (int o = 0; o < w.rows(); o++) {
     w.read_row(o, row.data());
-    for (int col = 0; col < w.cols(); col++) packed[copy->index(o, col)] = f32_to_bf16(row[col]);
+    copy->write_paired_row(o, row.data(), pairs.data());
   }
   return copy;
 }
@@ -161,16 +161,8 @@ void PackedMatrix::read_row(int row, float* out) const {
 void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
   const int row_end = std::min(rows_, last_panel * kPanel);
   if (paired_) {
-    // Each row rounded at once (paired matrices exist only where the CPU has the bf16 products),
-    // then its pairs stored 16 apart, a panel's rows filling the same lines.
-    const RoundRows round_rows = bf16_kernels()->round_rows;
     std::vector<uint32_t> pairs(static_cast<size_t>(stored_cols()) / 2);
-    uint32_t* packed = reinterpret_cast<uint32_t*>(data_.get());
-    for (int row = first_panel * kPanel; row < row_end; row++) {
-      round_rows(values + static_cast<size_t>(row) * cols_, 1, cols_, reinterpret_cast<uint16_t*>(pairs.data()), stored_cols());
-      uint32_t* target = packed + index(row, 0) / 2;
-      for (size_t j = 0; j < pairs.size(); j++) target[j * kPanel] = pairs[j];
-    }
+    for (int row = first_panel * kPanel; row < row_end; row++) write_paired_row(row, values + static_cast<size_t>(row) * cols_, pairs.data());
     return;
   }
   for (int row = first_panel * kPanel; row < row_end; row++) {
@@ -184,6 +176,13 @@ void PackedMatrix::write(const float* values, int first_panel, int last_panel) {
       write_panel_row(reinterpret_cast<uint16_t*>(data_.get()) + start, source, cols_, [](float v) { return f32_to_bf16(v); });
     }
   }
+}
+
+void PackedMatrix::write_paired_row(int row, const float* values, uint32_t* pairs) {
+  // Paired matrices exist only where the CPU has the bf16 products (the addon checks).
+  bf16_kernels()->round_rows(values, 1, cols_, reinterpret_cast<uint16_t*>(pairs), stored_cols());
+  uint32_t* target = reinterpret_cast<uint32_t*>(data_.get()) + index(row, 0) / 2;
+  for (int j = 0; j < stored_cols() / 2; j++) target[static_cast<size_t>(j) * kPanel] = pairs[j];
 }
 
 void PackedMatrix::write_transposed(const float* source, int first_panel, int last_panel) {

@@ -71,6 +71,9 @@ class PackedMatrix {
   // Uninitialized storage of [rows × cols] values of dtype, for transposed to fill.
   PackedMatrix(int rows, int cols, DType dtype, bool paired = false);
   void write_paired_transposed(const float* source, int first_panel, int last_panel);
+  // Row `row` of a paired matrix from its cols() f32 values, rounded, its pairs stored 16 apart;
+  // `pairs` holds stored_cols() / 2 values of scratch.
+  void write_paired_row(int row, const float* values, uint32_t* pairs);
   // Where value (row, col) sits, counted in values from the start of the storage.
   size_t index(int row, int col) const;
 
