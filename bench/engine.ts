@@ -5,7 +5,10 @@
  *
  *   --dtype f16|bf16     weight precision on both sides (default bf16, Qwen2.5's own)
  *   --threads N[,M]      threads for both engines, one group of runs per count (default: the machine's parallelism)
- *   --engines LIST       comma-separated of native, ts, llama.cpp (default all three)
+ *   --engines LIST       comma-separated of native, native-bf16, ts, llama.cpp (default native, ts, llama.cpp);
+ *                        native-bf16 is the native kernels under FLYWHEEL_FORWARD_PRECISION=bf16 (bf16-rounded
+ *                        activations times bf16 weights, f32 sums: what llama.cpp computes for bf16 weights on
+ *                        CPUs with AVX-512 BF16), where the CPU has it
  *   --repeats N          runs per measurement, alternating between engines; tables of the best and the median (default 5)
  *   --prompt N           prefill prompt length (default 512); --steps N decode steps (default 64)
  *   --baseline-addon F   also run the native kernels of another build of the addon (a .node file), as
@@ -70,6 +73,11 @@ const scaleOf = (name: string): Scale => (name === "ts" ? { prompt: 64, steps: 4
 
 async function loadEngine(name: string, threads: number): Promise<BenchEngine> {
   if (name === "native") return new FlywheelEngine(`Flywheel, native kernels, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, loadNativeKernels({ threads }));
+  if (name === "native-bf16") {
+    const kernels = loadNativeKernels({ threads, env: { ...process.env, FLYWHEEL_FORWARD_PRECISION: "bf16" } });
+    if (kernels.forwardPrecision !== "bf16") throw new Error("engine native-bf16: this CPU has no AVX-512 BF16");
+    return new FlywheelEngine(`Flywheel, native kernels, bf16 products, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, kernels);
+  }
   if (name === "baseline") {
     const addon = createRequire(import.meta.url)(path.resolve(baselineAddon!)) as KernelAddon;
     return new FlywheelEngine(`Flywheel, baseline native build, ${threads} thread${threads > 1 ? "s" : ""}`, model.dir, new NativeKernels(addon, { threads }));
@@ -81,7 +89,7 @@ async function loadEngine(name: string, threads: number): Promise<BenchEngine> {
     systemInfo = llama.systemInfo;
     return llama;
   }
-  throw new Error(`unknown engine ${name} (native, ts, llama.cpp)`);
+  throw new Error(`unknown engine ${name} (native, native-bf16, ts, llama.cpp)`);
 }
 
 const stats = (samples: number[]) => {

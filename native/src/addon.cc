@@ -129,7 +129,8 @@ class Matrix : public Napi::ObjectWrap<Matrix> {
     }
     if (info.Length() == 3 && !layout.empty()) {
       const PackedMatrix& w = From(info, 0);
-      if (w.paired()) throw_range(env, "a paired matrix is not paired again");
+      // A paired W's Wᵀ is made like any other's; a paired copy of it would be the same matrix.
+      if (w.paired() && layout == "paired") throw_range(env, "a paired matrix is not paired again");
       matrix_ = layout == "paired" ? PackedMatrix::paired_copy(w) : PackedMatrix::paired_transposed(w);
       info.This().As<Napi::Object>().TypeTag(&kMatrixTag);
       return;

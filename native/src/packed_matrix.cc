@@ -117,7 +117,6 @@ std::unique_ptr<PackedMatrix> PackedMatrix::transposed(const PackedMatrix& w, DT
 }
 
 std::unique_ptr<PackedMatrix> PackedMatrix::paired_transposed(const PackedMatrix& w) {
-  if (w.paired()) throw std::invalid_argument("paired_transposed: W is paired");
   std::unique_ptr<PackedMatrix> t(new PackedMatrix(w.cols(), w.rows(), DType::BF16, true));
   uint16_t* out = reinterpret_cast<uint16_t*>(t->data_.get());
   std::memset(out, 0, t->byte_size());

@@ -98,7 +98,12 @@ describeNative("native bf16 backward products (FLYWHEEL_BACKWARD_PRECISION=bf16)
 
       // paired is Wᵀ: inDim outputs from outDim inputs.
       expect(() => new addon.Context(1, "avx2").matmul(new Float32Array(inDim), new Float32Array(outDim), 1, paired, undefined)).toThrow(/needs bf16 products/);
-      expect(() => new addon.Matrix(paired, "BF16", "paired-transposed")).toThrow(/not paired again/);
+      // Wᵀ of a paired matrix (a bf16 checkpoint's weight under the bf16 forward) reads its pairs.
+      const back = new addon.Matrix(paired, "BF16", "paired-transposed");
+      const backRead = new Float32Array(outDim * inDim);
+      back.read(backRead);
+      expect([back.rows, back.cols, back.paired]).toEqual([outDim, inDim, true]);
+      expect(sameBits(backRead, roundedToBf16(updated))).toBe(true);
       // Calls the types rule out, as plain JavaScript could make them.
       expect(() => new addon.Matrix(handle, "F32" as "BF16", "paired-transposed")).toThrow(/a paired matrix is bf16/);
       expect(() => new addon.Matrix(handle, "BF16", "pairs" as "paired")).toThrow(/layout is "paired" or "paired-transposed"/);

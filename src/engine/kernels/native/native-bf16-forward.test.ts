@@ -69,11 +69,11 @@ describeNative("native bf16 forward products (FLYWHEEL_FORWARD_PRECISION=bf16)",
       expect(error).toBeGreaterThan(1e-5);
     });
 
-    it("pack a bf16 checkpoint's weight paired from the start: the same values, products, rows and transpose as a rounded copy", () => {
+    it.each(["f32", "bf16"] as const)("pack a bf16 checkpoint's weight paired from the start: the same values, products, rows and Wᵀ (%s backward) as a rounded copy", (backwardPrecision) => {
       const rng = Rng.fromSeed(3);
       const [rows, outDim, inDim] = [6, 37, 21];
       const values = roundedToBf16(randomArray(rng, outDim * inDim));
-      const native = new NativeKernels(addon, { threads: 2, forwardPrecision: "bf16" });
+      const native = new NativeKernels(addon, { threads: 2, forwardPrecision: "bf16", backwardPrecision });
       const stored = native.createMatrix(outDim, inDim, "BF16", encodeFloats("BF16", values));
       const copied = native.createMatrix(outDim, inDim, "F32", encodeFloats("F32", values));
       expect([native.handle(stored).paired, native.handle(copied).paired]).toEqual([true, false]);
@@ -90,7 +90,7 @@ describeNative("native bf16 forward products (FLYWHEEL_FORWARD_PRECISION=bf16)",
         return out;
       }) as [Float32Array, Float32Array];
       expect(sameBits(fromStored, fromCopied)).toBe(true);
-      // The f32 backward's Wᵀ of a paired weight holds the same values as a plain weight's.
+      // The backward's Wᵀ (f32, 16-bit or paired) of a paired weight holds the same values as a plain weight's.
       const dy = randomArray(rng, rows * outDim);
       const [dxStored, dxCopied] = [stored, copied].map((w) => {
         const dx = new Float32Array(rows * inDim);
