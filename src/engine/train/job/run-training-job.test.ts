@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { bf16TestKernelBackends } from "../../../testing/kernel-backends.js";
 import { loadTinyModel } from "../../../testing/models.js";
 import { artChoice, type Completion, promptIds, sampleCompletion } from "../../../testing/sampled-choices.js";
 import type { LoraAdapter } from "../../lora/adapter.js";
@@ -134,6 +135,17 @@ describe("runTrainingJob (RL)", () => {
     })();
     expect(error).toBeInstanceOf(TrainingInputError);
     expect((error as Error).message).toMatch(/^trajectory_groups\.0\.trajectories\.1: token id \d+ is outside the model's vocabulary/);
+  });
+});
+
+describe.each(bf16TestKernelBackends())("runTrainingJob (RL) on %s kernels", (backend) => {
+  it("recomputes every sampled logprob bit for bit under bf16 products: sampler_logprob_max_diff is 0", () => {
+    const bf16Model = loadTinyModel("qwen2", {}, backend);
+    const bf16Prompt = promptIds(bf16Model, messages);
+    const sampled = [0, 1, 2].map((seed) => sampleCompletion(bf16Model, bf16Prompt, { seed: seed + 40, maxTokens: 10 }));
+    const trajectories = sampled.map((completion, i) => ({ reward: i, messages_and_choices: [...messages, artChoice(bf16Model, completion)] }));
+    const step = [...runTrainingJob(bf16Model, rlSpec("rl-bf16", [{ trajectories }], { learning_rate: 5e-3 }))].find((update) => update.type === "gradient_step");
+    expect(step?.type === "gradient_step" && step.metrics.sampler_logprob_max_diff).toBe(0);
   });
 });
 
