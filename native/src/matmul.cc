@@ -134,7 +134,7 @@ void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out,
   const int panels = w.panels();
   const bool serial = static_cast<double>(rows) * outputs * cols < kSerialWork;
   // x rounded once, shared by every task (a task's rows meet every panel chunk); by the calling
-  // thread alone when the product is (decode's rows).
+  // thread alone when the whole product runs there (decode's single rows).
   rounded.resize(static_cast<size_t>(rows) * stored);
   const int row_chunks = serial ? 1 : std::min(rows, pool.size() * 4);
   auto round_chunk = [&](int chunk, int) {
