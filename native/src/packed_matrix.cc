@@ -33,15 +33,48 @@ std::unique_ptr<uint8_t, AlignedDeleter> aligned_bytes(size_t size) {
   return std::unique_ptr<uint8_t, AlignedDeleter>(static_cast<uint8_t*>(pointer));
 }
 
+namespace {
+
+// Copies `rows` checkpoint rows of `cols` values of type T (row-major, any alignment) into panels
+// whose row r's value j sits at j · 16 + r % 16: the plain layout with T the value, the paired
+// one with T two bf16 values (cols then counts pairs; an odd last column is completed by
+// `last_half`, the zero-extended value). A panel's rows fill the same lines, so the writes stay in
+// cache while each row is read once in order.
+template <typename T, typename LastHalf>
+void pack_rows(const uint8_t* data, int rows, int cols, size_t row_bytes, T* packed, LastHalf last_half) {
+  for (int row = 0; row < rows; row++) {
+    const uint8_t* source = data + static_cast<size_t>(row) * row_bytes;
+    T* target = packed + static_cast<size_t>(row / kPanel) * kPanel * cols + row % kPanel;
+    for (int j = 0; j < cols; j++) {
+      T value;
+      if (static_cast<size_t>(j + 1) * sizeof(T) <= row_bytes) {
+        std::memcpy(&value, source + static_cast<size_t>(j) * sizeof(T), sizeof(T));
+      } else {
+        value = last_half(source + static_cast<size_t>(j) * sizeof(T));
+      }
+      target[static_cast<size_t>(j) * kPanel] = value;
+    }
+  }
+}
+
+}  // namespace
+
 PackedMatrix::PackedMatrix(int rows, int cols, DType dtype, const uint8_t* data, bool paired)
     : rows_(rows), cols_(cols), dtype_(dtype), paired_(paired), data_(aligned_bytes(byte_size())) {
   if (paired && dtype != DType::BF16) throw std::invalid_argument("a paired matrix is bf16");
-  const size_t element = dtype_size(dtype);
-  uint8_t* packed = data_.get();
-  std::memset(packed, 0, byte_size());
-  for (int row = 0; row < rows; row++) {
-    const uint8_t* source = data + static_cast<size_t>(row) * cols * element;
-    for (int col = 0; col < cols; col++) std::memcpy(packed + index(row, col) * element, source + col * element, element);
+  std::memset(data_.get(), 0, byte_size());
+  const size_t row_bytes = static_cast<size_t>(cols) * dtype_size(dtype);
+  const auto no_half = [](const uint8_t*) { return 0u; };
+  if (paired) {
+    pack_rows(data, rows, stored_cols() / 2, row_bytes, reinterpret_cast<uint32_t*>(data_.get()), [](const uint8_t* source) {
+      uint16_t bits;
+      std::memcpy(&bits, source, 2);
+      return static_cast<uint32_t>(bits);
+    });
+  } else if (dtype == DType::F32) {
+    pack_rows(data, rows, cols, row_bytes, reinterpret_cast<uint32_t*>(data_.get()), no_half);
+  } else {
+    pack_rows(data, rows, cols, row_bytes, reinterpret_cast<uint16_t*>(data_.get()), [](const uint8_t*) { return uint16_t{0}; });
   }
 }
 
