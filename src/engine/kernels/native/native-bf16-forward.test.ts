@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { randomArray, relativeError, sameBits } from "../../../testing/float-arrays.js";
 import { describeNative } from "../../../testing/native.js";
 import { encodeFloats } from "../../checkpoint/dtype.js";
 import { Rng } from "../../sampling/rng.js";
@@ -6,23 +7,6 @@ import { roundedToBf16 } from "../ts/bf16.js";
 import { TsKernels } from "../ts/index.js";
 import type { Kernels, WeightMatrix } from "../types.js";
 import { NativeKernels } from "./index.js";
-
-function randomArray(rng: Rng, length: number): Float32Array {
-  return Float32Array.from({ length }, () => 2 * rng.nextFloat() - 1);
-}
-
-/** Largest |a − b| over the largest |b|: the products' error beside their scale. */
-function relativeError(actual: Float32Array, expected: Float32Array): number {
-  let worst = 0;
-  let scale = 0;
-  for (let i = 0; i < expected.length; i++) {
-    worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!));
-    scale = Math.max(scale, Math.abs(expected[i]!));
-  }
-  return worst / scale;
-}
-
-const sameBits = (a: Float32Array, b: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 function forward(kernels: Kernels, w: WeightMatrix, x: Float32Array, rows: number, bias?: Float32Array): Float32Array {
   const out = new Float32Array(rows * w.rows);
