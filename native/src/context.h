@@ -38,8 +38,8 @@ class KernelContext {
   // The semantics of every kernel are those of `Kernels` in src/engine/kernels/types.ts.
 
   // ops/linear.cc. dW[o, i] += Σ_r dy[r, o]·x[r, i]; dBias[o] += Σ_r dy[r, o] when d_bias is not null.
-  // A paired w (no bias) and `bf16` take the backward's bf16 products (matmul_bf16.h), which need
-  // bf16_products().
+  // A paired w (the bf16 forward's W or the bf16 backward's Wᵀ) and `bf16` take the bf16 products
+  // (matmul_bf16.h), which need bf16_products().
   void matmul(float* out, const float* x, int rows, const PackedMatrix& w, const float* bias, bool accumulate = false);
   void linear_weight_backward(float* d_weight, float* d_bias, const float* dy, const float* x, int rows, int out_dim, int in_dim,
                               bool bf16 = false);

@@ -12,7 +12,7 @@ SimdLevel detect_simd();
 
 const char* simd_name(SimdLevel level);
 
-// Whether the CPU has AVX-512 with the bf16 dot products, which the backward's bf16 products need.
+// Whether the CPU has AVX-512 with the bf16 dot products, which the bf16 products (matmul_bf16.h) need.
 bool detect_bf16_products();
 
 }  // namespace flywheel

@@ -89,7 +89,7 @@ void matmul(ThreadPool& pool, Scratch& scratch, const MatmulKernels& kernels, fl
         const int block = std::min(depth, cols - k0);
         const bool resume = accumulate || k0 > 0;
         const bool finish = k0 + block == cols;
-        const Chain chain = resume ? (finish ? Chain::kLast : Chain::kMiddle) : (finish ? Chain::kWhole : Chain::kFirst);
+        const Chain chain = chain_part(resume, finish);
         const size_t offset = static_cast<size_t>(k0) * kPanel * dtype_size(dtype);
         const void* data = static_cast<const uint8_t*>(w.panel(first)) + offset;
         size_t stride = packed_bytes;
@@ -159,7 +159,7 @@ void matmul_paired(ThreadPool& pool, std::vector<uint16_t>& rounded, float* out,
         const int block = std::min(depth, col_pairs - j0);
         const bool resume = accumulate || j0 > 0;
         const bool finish = j0 + block == col_pairs;
-        const Chain chain = resume ? (finish ? Chain::kLast : Chain::kMiddle) : (finish ? Chain::kWhole : Chain::kFirst);
+        const Chain chain = chain_part(resume, finish);
         const uint16_t* data = reinterpret_cast<const uint16_t*>(w.panel(first)) + static_cast<size_t>(j0) * 2 * kPanel;
         for (int row = row_begin; row < row_end; row += kernels.tile_rows) {
           const int n = std::min(kernels.tile_rows, row_end - row);

@@ -29,6 +29,10 @@ enum class Chain {
 };
 inline bool chain_resumes(Chain chain) { return chain == Chain::kMiddle || chain == Chain::kLast; }
 inline bool chain_finishes(Chain chain) { return chain == Chain::kWhole || chain == Chain::kLast; }
+// The part of the chain a block is: whether it resumes a partial sum and whether it finishes the row.
+inline Chain chain_part(bool resume, bool finish) {
+  return resume ? (finish ? Chain::kLast : Chain::kMiddle) : (finish ? Chain::kWhole : Chain::kFirst);
+}
 
 // Calls fn(resume, finish) with the chain's two flags as compile-time constants
 // (std::bool_constant), so SIMD tiles pick their start and end without a branch in the loop.

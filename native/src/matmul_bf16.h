@@ -42,6 +42,7 @@ struct Bf16Kernels {
   int tile_rows;
   RoundRows round_rows;
   PairedWeightGradient weight_gradient;
+  int weight_gradient_inputs;  // the most inputs one weight_gradient call takes
   Interleave interleave;
   PairColumns pair_columns;
 };

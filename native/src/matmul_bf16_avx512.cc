@@ -192,7 +192,7 @@ FLYWHEEL_AVX512_BF16 void pair_columns(const float* dy, int rows, int cols, int 
 }  // namespace
 
 const Bf16Kernels* bf16_kernels() {
-  static const Bf16Kernels kernels = {tile, kPairedTileRows, round_rows, weight_gradient, interleave, pair_columns};
+  static const Bf16Kernels kernels = {tile, kPairedTileRows, round_rows, weight_gradient, 64, interleave, pair_columns};
   static const bool supported = detect_bf16_products();
   return supported ? &kernels : nullptr;
 }

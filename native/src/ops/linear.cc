@@ -117,7 +117,7 @@ void KernelContext::linear_weight_backward_bf16(float* d_weight, const float* dy
     }
   });
   const bool serial = static_cast<double>(rows) * out_dim * in_dim < kSerialWork;
-  split_weight_gradient(pool_, serial, row_pairs, 128, out_dim, in_dim, 64, [&](int o0, int outputs, int i0, int inputs, int s0, int count) {
+  split_weight_gradient(pool_, serial, row_pairs, 128, out_dim, in_dim, kernels.weight_gradient_inputs, [&](int o0, int outputs, int i0, int inputs, int s0, int count) {
     kernels.weight_gradient(d_weight + static_cast<size_t>(o0) * in_dim + i0, in_dim, dy_pairs + static_cast<size_t>(o0) * row_pairs + s0,
                             row_pairs, x_pairs + static_cast<size_t>(s0) * in_dim + i0, in_dim, count, outputs, inputs);
   });
