@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeBackwardConformance } from "../../../testing/backward-conformance.js";
 import { encodeFloats } from "../../checkpoint/dtype.js";
+import { randomArray } from "../../../testing/float-arrays.js";
 import { Rng } from "../../sampling/rng.js";
 import { roundedToBf16 } from "./bf16.js";
 import { TsKernels } from "./index.js";
@@ -10,7 +11,7 @@ describeBackwardConformance("TypeScript", () => new TsKernels());
 describe("TypeScript bf16 backward products", () => {
   it("are the f32 products of the operands rounded to bf16; the bias's gradient sums dy unrounded", () => {
     const rng = Rng.fromSeed(3);
-    const random = (length: number) => Float32Array.from({ length }, () => 2 * rng.nextFloat() - 1);
+    const random = (length: number) => randomArray(rng, length);
     const [rows, outDim, inDim] = [7, 5, 9];
     const [w, dy, x] = [random(outDim * inDim), random(rows * outDim), random(rows * inDim)];
     const [bf16, f32] = [new TsKernels({ backwardPrecision: "bf16" }), new TsKernels()];

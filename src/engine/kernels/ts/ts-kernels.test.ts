@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeKernelConformance } from "../../../testing/kernel-conformance.js";
 import { encodeFloats } from "../../checkpoint/dtype.js";
+import { randomArray } from "../../../testing/float-arrays.js";
 import { Rng } from "../../sampling/rng.js";
 import type { WeightMatrix } from "../types.js";
 import { roundedToBf16 } from "./bf16.js";
@@ -28,7 +29,7 @@ describe("TsKernels", () => {
 describe("TypeScript bf16 forward products", () => {
   it("are the f32 products of x and the weight rounded to bf16, plus the bias unrounded, with the weights of the last syncWeights", () => {
     const rng = Rng.fromSeed(8);
-    const random = (length: number) => Float32Array.from({ length }, () => 2 * rng.nextFloat() - 1);
+    const random = (length: number) => randomArray(rng, length);
     const [rows, outDim, inDim] = [6, 5, 9];
     const [w, x, bias] = [random(outDim * inDim), random(rows * inDim), random(outDim)];
     const [bf16, f32] = [new TsKernels({ forwardPrecision: "bf16" }), new TsKernels()];
